@@ -1,0 +1,132 @@
+"""Search quality on the two development rulers, every method side by side in one run.
+
+    python benchmarks/quality.py docstring --bench BENCH [--methods grepgraph,bm25,vectors,rrf]
+    python benchmarks/quality.py issues --bench ISSUES --queries issues-dev/queries.jsonl
+
+Indexes each corpus once (kept under ``--cache``, re-used incrementally), runs every
+method over every query, scores with the ruler's own scorer and prints one table.
+The rulers live in ``../shared/bench`` (see its README); nothing here needs an LLM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from retrievers.index import CodeIndex  # noqa: E402
+from retrievers.search import Searcher  # noqa: E402
+
+DEFAULT_RULERS = ROOT.parent / "shared" / "bench"
+
+# name -> keyword arguments of Searcher.search (no LLM anywhere)
+METHODS = {
+    "grepgraph": {},
+    "bm25": {"weights": {"bm25": 1.0}, "focus": "all"},
+    "vectors": {"weights": {"card": 0.5, "code": 0.5}, "focus": "all"},
+    "rrf": {"fusion": "rrf", "weights": {"card": 1.0, "code": 1.0, "bm25": 1.0, "symbol": 1.0, "mention": 1.0}},
+    "no-focus": {"focus": "all"},
+}
+
+
+def open_index(corpus: Path, cache: Path, progress: bool) -> Searcher:
+    """Index (or update) one corpus into the cache and open a searcher on it."""
+    index = CodeIndex(corpus, cache / corpus.name)
+    started = time.perf_counter()
+    summary = index.update()
+    if progress:
+        print(f"  indexed {corpus.name}: {summary.chunks} chunks, {summary.vectors_embedded} embedded, "
+              f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
+    return Searcher(index)
+
+
+def run_method(searcher: Searcher, query: str, options: dict, limit: int) -> tuple[list[dict], float]:
+    """Results for one query and the milliseconds it took."""
+    started = time.perf_counter()
+    hits, _ = searcher.search(query, limit, **options)
+    elapsed = (time.perf_counter() - started) * 1000
+    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
+            for h in hits], elapsed
+
+
+def score(scorer: Path, queries: Path, results: Path) -> dict:
+    """Run a ruler's scorer and read its JSON table."""
+    out = results.with_suffix(".score.json")
+    subprocess.run([sys.executable, str(scorer), "--queries", str(queries), "--results", str(results),
+                    "--json", str(out)], check=True, capture_output=True)
+    return json.loads(out.read_text())
+
+
+def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], cache: Path, out_dir: Path,
+             limit: int, rulers: Path) -> list[dict]:
+    """Run every method on every query of one ruler; one score row per method."""
+    queries = [json.loads(line) for line in queries_path.read_text().splitlines() if line.strip()]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[dict]] = {m: [] for m in methods}
+    latencies: dict[str, list[float]] = {m: [] for m in methods}
+    searchers: dict[str, Searcher] = {}
+    for query in queries:
+        corpus = corpora / (f"{query['package']}-{query['version']}" if kind == "docstring" else query["corpus"])
+        if corpus.name not in searchers:
+            searchers[corpus.name] = open_index(corpus, cache, progress=True)
+        for method in methods:
+            found, elapsed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
+            results[method].append({"id": query["id"], "results": found})
+            latencies[method].append(elapsed)
+    scorer = rulers / ("score.py" if kind == "docstring" else "issues-dev/score_files.py")
+    rows = []
+    for method in methods:
+        path = out_dir / f"{kind}-{method}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in results[method]))
+        table = score(scorer, queries_path, path)
+        times = sorted(latencies[method])
+        rows.append({"method": method, **flatten(table), "p50_ms": round(statistics.median(times), 1),
+                     "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)})
+    return rows
+
+
+def flatten(table: dict) -> dict:
+    """Pick the overall metrics out of a scorer's JSON."""
+    overall = table.get("overall", table.get("ALL", table))
+    return {k: round(v, 3) for k, v in overall.items() if isinstance(v, (int, float))}
+
+
+def print_table(rows: list[dict]) -> None:
+    """A Markdown table, one row per method."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("ruler", choices=["docstring", "issues"])
+    parser.add_argument("--bench", required=True, type=Path, help="the folder make_bench.py / fetch_corpora.py wrote")
+    parser.add_argument("--queries", type=Path, help="queries.jsonl (default: BENCH/queries.jsonl)")
+    parser.add_argument("--methods", default="grepgraph,bm25,vectors,rrf")
+    parser.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "results" / "indexes")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--rulers", type=Path, default=DEFAULT_RULERS)
+    parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    queries = args.queries or args.bench / "queries.jsonl"
+    rows = evaluate(args.ruler, queries, args.bench / "corpus", args.methods.split(","), args.cache, args.out,
+                    args.limit, args.rulers)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

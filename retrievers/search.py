@@ -1,0 +1,373 @@
+"""Hybrid search over one index: BM25, two vector views, symbol names and file mentions.
+
+Within one query the lexical and dense scores are blended linearly after
+normalisation (``score = w_card*cos_card + w_code*cos_code + w_bm25*bm25/max``):
+on our benchmark this beat Reciprocal Rank Fusion of the same lists, which throws
+away how *much* better the first hit is. Symbol names and file paths the query
+mentions (``Searcher.search``, ``File "requests/sessions.py", line 12``) add bonuses.
+All weights are named here.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import numpy as np
+
+from .bm25 import top_k
+from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
+from .index import CodeIndex, closing_connection, load_segments
+from .tokenize import split_identifier, tokenize_query
+
+LEXICAL_CANDIDATES = 100
+DENSE_CANDIDATES = 100
+WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3}
+SYMBOL_EXACT_BONUS = 1.0
+SYMBOL_PREFIX_BONUS = 0.4
+TEST_DEMOTION = 0.5
+# Documentation and config windows are not implementation: demoted like tests under that focus.
+TEXT_DEMOTION = 0.5
+# Long inputs (issue reports) are mostly context: the vectors see their beginning,
+# BM25 sees all of it, and mentioned files matter more.
+LONG_QUERY_WORDS = 60
+LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4}
+MAX_QUERY_CHARS = 20_000
+
+CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+PATH_MENTION = re.compile(r"[A-Za-z0-9_\-./\\]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|mjs|cjs)\b")
+TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([A-Za-z_][A-Za-z0-9_]*))?')
+
+
+@dataclass
+class Hit:
+    """One ranked chunk with the evidence behind its score."""
+
+    chunk_id: int
+    score: float
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    symbol: str = ""
+    kind: str = ""
+    language: str = ""
+    is_test: bool = False
+    text: str = ""
+    signature: str = ""
+    docstring: str = ""
+    components: dict = field(default_factory=dict)
+
+    def to_result(self, snippet: str = "") -> dict:
+        """The public result shape: path, lines, symbol, kind, score, snippet."""
+        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+                "symbol": self.symbol, "kind": self.kind, "score": round(float(self.score), 4),
+                "snippet": snippet}
+
+
+@dataclass
+class LexicalSignal:
+    """What the rerank/rewrite heuristics need from BM25: the raw top score and its gap."""
+
+    top_score: float = 0.0
+    second_score: float = 0.0
+    candidates: int = 0
+
+    @property
+    def gap(self) -> float:  # noqa: D102
+        return self.top_score - self.second_score
+
+
+def is_code_like(token: str) -> bool:
+    """``store_parse_result``, ``Searcher.search``, ``parseHTTP``, ``a::b`` look like code; ``the`` does not."""
+    if "." in token or "::" in token or "_" in token.strip("_"):
+        return True
+    return len(split_identifier(token)) > 1 or (token[:1].isupper() and any(c.islower() for c in token[1:]) and len(token) > 3)
+
+
+def code_tokens(query: str) -> list[str]:
+    """The identifier-like tokens of a query, in order, without duplicates."""
+    found = dict.fromkeys(t.replace("::", ".") for t in CODE_TOKEN.findall(query) if is_code_like(t))
+    return [t.strip(".") for t in found if t.strip(".")]
+
+
+def mentioned_paths(query: str) -> list[str]:
+    """File paths a query names (plain mentions and traceback frames), as written."""
+    paths = [m.group(1) for m in TRACEBACK_FRAME.finditer(query)]
+    paths += PATH_MENTION.findall(query)
+    return list(dict.fromkeys(p.replace("\\", "/") for p in paths))
+
+
+def collapse_duplicates(hits: list[Hit]) -> list[Hit]:
+    """Best first, one hit per (path, symbol): overloads and re-definitions collapse to the best."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for hit in sorted(hits, key=lambda h: -h.score):
+        key = (hit.path, hit.symbol)
+        if key not in seen:
+            seen.add(key)
+            unique.append(hit)
+    return unique
+
+
+class Searcher:
+    """Answers queries against a :class:`CodeIndex`; safe to share between threads."""
+
+    def __init__(self, index: CodeIndex) -> None:
+        """Open the index for reading (raises ``IndexMissing`` if there is none)."""
+        index.require()
+        self.index = index
+        self._lock = threading.RLock()
+        self._connection = index.connect()
+        self._generation: str | None = None
+        self._load()
+
+    def close(self) -> None:
+        """Release the SQLite connection."""
+        self._connection.close()
+
+    # ----------------------------------------------------------------- loading
+    def _current_generation(self) -> str:
+        row = self._connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
+        return row[0] if row else ""
+
+    def _load(self) -> None:
+        with self._lock:
+            generation = self._current_generation()
+            if generation == self._generation:
+                return
+            generation_dir = self.index.bm25_generation_dir(self._connection)
+            live = np.fromiter((row[0] for row in self._connection.execute("SELECT id FROM chunks ORDER BY id")),
+                               dtype=np.int64)
+            self._segments = [(ids, bm25, np.isin(ids, live)) for ids, bm25 in load_segments(generation_dir)]
+            self._chunk_count = int(live.size)
+            self._views = self.index.views(self._chunk_count)
+            self._generation = generation
+            self._paths = [row[0] for row in self._connection.execute("SELECT path FROM files")]
+
+    def refresh(self) -> None:
+        """Pick up a newer committed index, if one was written since loading."""
+        self._load()
+
+    @property
+    def chunk_count(self) -> int:  # noqa: D102
+        return self._chunk_count
+
+    # ----------------------------------------------------------------- components
+    def lexical_scores(self, tokens: list[str], k: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], LexicalSignal]:
+        """Top-``k`` chunk ids by BM25 and the raw score signal."""
+        if not tokens:
+            return {}, LexicalSignal()
+        ids_parts, score_parts = [], []
+        for ids, bm25, live in self._segments:
+            scores = bm25.scores(tokens)
+            ids_parts.append(ids[live])
+            score_parts.append(np.asarray(scores)[live])
+        if not ids_parts:
+            return {}, LexicalSignal()
+        all_ids = np.concatenate(ids_parts)
+        all_scores = np.concatenate(score_parts)
+        best = top_k(all_scores, k)
+        found = {int(all_ids[i]): float(all_scores[i]) for i in best}
+        values = [float(all_scores[i]) for i in best[:2]]
+        signal = LexicalSignal(values[0] if values else 0.0, values[1] if len(values) > 1 else 0.0, len(found))
+        return found, signal
+
+    def _bm25_of(self, tokens: list[str], chunk_ids: list[int]) -> dict[int, float]:
+        """BM25 scores of specific chunks (vector candidates that BM25 did not rank)."""
+        result: dict[int, float] = {}
+        if not tokens or not chunk_ids:
+            return result
+        wanted = np.asarray(sorted(chunk_ids), dtype=np.int64)
+        for ids, bm25, live in self._segments:
+            positions = np.searchsorted(ids, wanted)
+            positions = np.clip(positions, 0, ids.size - 1)
+            hit = (ids[positions] == wanted) & live[positions]
+            if hit.any():
+                scores = bm25.scores(tokens)
+                for chunk_id, position in zip(wanted[hit], positions[hit]):
+                    result[int(chunk_id)] = float(scores[position])
+        return result
+
+    def _keys_to_chunks(self, view: str, key_scores: dict[str, float]) -> dict[int, float]:
+        if not key_scores:
+            return {}
+        column = "card_key" if view == "card" else "code_key"
+        keys = list(key_scores)
+        found: dict[int, float] = {}
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for chunk_id, key in self._connection.execute(
+                f"SELECT id, {column} FROM chunks WHERE {column} IN ({marks})", batch  # noqa: S608
+            ):
+                found[chunk_id] = key_scores[key]
+        return found
+
+    def dense_scores(self, text: str, k: int = DENSE_CANDIDATES) -> dict[str, dict[int, float]]:
+        """Top-``k`` chunk ids by cosine similarity, per embedded view."""
+        if not text.strip():
+            return {}
+        store = self.index.vector_store(self._views)
+        vector = self.index.embedder.embed([text])[0]
+        self._query_vector = vector
+        return {view: self._keys_to_chunks(view, store.query(view, vector, k)) for view in self._views}
+
+    def _fill_dense(self, dense: dict[str, dict[int, float]], candidates: set[int]) -> None:
+        """Exact cosines for candidates a view's top-k missed, so the blend compares like with like."""
+        store = self.index.vector_store(self._views)
+        for view, scores in dense.items():
+            missing = [c for c in candidates if c not in scores]
+            if not missing:
+                continue
+            column = "card_key" if view == "card" else "code_key"
+            marks = ",".join("?" * len(missing))
+            key_of = dict(self._connection.execute(
+                f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
+            sims = store.similarities(view, self._query_vector, list(set(key_of.values())))
+            for chunk_id, key in key_of.items():
+                if key in sims:
+                    scores[chunk_id] = sims[key]
+
+    def symbol_matches(self, query: str) -> dict[int, float]:
+        """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
+        matches: dict[int, float] = {}
+        for token in code_tokens(query)[:12]:
+            name = token.rsplit(".", 1)[-1]
+            if len(name) < 3:
+                continue
+            for chunk_id, symbol in self._connection.execute(
+                "SELECT id, symbol FROM chunks WHERE name = ? COLLATE NOCASE AND kind NOT IN ('module', 'text')",
+                (name,),
+            ):
+                exact = symbol.lower() == token.lower() or symbol.lower().endswith("." + token.lower())
+                bonus = SYMBOL_EXACT_BONUS if exact or "." not in token else SYMBOL_PREFIX_BONUS
+                matches[chunk_id] = max(matches.get(chunk_id, 0.0), bonus)
+            if len(name) >= 5:
+                for (chunk_id,) in self._connection.execute(
+                    "SELECT id FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
+                    (name.replace("_", "\\_") + "%",),
+                ):
+                    matches.setdefault(chunk_id, SYMBOL_PREFIX_BONUS)
+        return matches
+
+    def mention_matches(self, query: str) -> dict[int, float]:
+        """Chunks in files the query names, with a stronger bonus for traceback frames' functions."""
+        mentions = mentioned_paths(query)
+        if not mentions:
+            return {}
+        files = set()
+        for mention in mentions:
+            parts = PurePosixPath(mention).parts
+            # Match the longest repository-relative suffix of the mentioned path.
+            for width in range(min(len(parts), 6), 0, -1):
+                suffix = "/".join(parts[-width:])
+                hits = [p for p in self._paths if p == suffix or p.endswith("/" + suffix)]
+                if hits and (width > 1 or len(hits) <= 3):
+                    files.update(hits)
+                    break
+        if not files:
+            return {}
+        frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
+        matches: dict[int, float] = {}
+        marks = ",".join("?" * len(files))
+        for chunk_id, name, kind in self._connection.execute(
+            f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", sorted(files)  # noqa: S608
+        ):
+            matches[chunk_id] = 1.0 if name in frames else 0.5
+        return matches
+
+    # ----------------------------------------------------------------- search
+    def search(self, query: str, limit: int = 10, *, keywords: list[str] | None = None,
+               dense_text: str | None = None, focus: str = "implementation",
+               candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
+               fusion: str = "blend") -> tuple[list[Hit], LexicalSignal]:
+        """Rank chunks for a query.
+
+        Args:
+            query: The user's text (natural language, code names or a whole issue report).
+            limit: How many hits to return.
+            keywords: Extra BM25 terms (from a caller or an LLM rewrite), searched with the query.
+            dense_text: Text to embed instead of the query (e.g. a hypothetical passage).
+            focus: ``implementation`` demotes test files, ``tests`` demotes the rest, ``all`` neither.
+            candidates: Size of each candidate list before blending.
+            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``).
+            fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
+                same lists; kept to measure against).
+
+        Returns:
+            The hits, best first, and the BM25 signal of the query.
+        """
+        self.refresh()
+        query = query[:MAX_QUERY_CHARS]
+        with self._lock:
+            tokens = tokenize_query(query + " " + " ".join(keywords or []))
+            lexical, signal = self.lexical_scores(tokens, candidates)
+            dense = self.dense_scores((dense_text or query)[:2000], candidates)
+            symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
+            mentions = self.mention_matches(query)
+            pool = set(lexical) | set(symbols) | {c for scores in dense.values() for c in scores}
+            if dense:
+                self._fill_dense(dense, pool)
+            missing_lexical = [c for c in pool if c not in lexical]
+            lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
+            if weights is None:
+                weights = LONG_QUERY_WEIGHTS if len(query.split()) > LONG_QUERY_WORDS else WEIGHTS
+            components = {
+                "bm25": max_normalise(lexical_all),
+                "symbol": symbols,
+                "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
+                **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in dense.items()},
+            }
+            if not dense:
+                # No vectors yet (first index still embedding): lexical evidence carries the ranking.
+                weights = {**weights, "bm25": 1.0}
+            if fusion == "rrf":
+                ranked_lists = [sorted(values, key=lambda c, v=values: -v[c])
+                                for name, values in components.items() if weights.get(name) and values]
+                list_weights = [weights[name] for name, values in components.items() if weights.get(name) and values]
+                blended = reciprocal_rank_fusion(ranked_lists, list_weights)
+            else:
+                blended = weighted_blend(components, weights)
+            hits = self._hydrate(blended[: max(limit * 4, 50)], components)
+        for hit in hits:
+            if (focus == "implementation" and hit.is_test) or (focus == "tests" and not hit.is_test):
+                hit.score *= TEST_DEMOTION
+            if focus == "implementation" and hit.kind == "text":
+                hit.score *= TEXT_DEMOTION
+        return collapse_duplicates(hits)[:limit], signal
+
+    def _hydrate(self, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
+        if not ranked:
+            return []
+        ids = [chunk_id for chunk_id, _ in ranked]
+        marks = ",".join("?" * len(ids))
+        rows = {row[0]: row for row in self._connection.execute(
+            "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
+            f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
+        hits = []
+        for chunk_id, score in ranked:
+            row = rows.get(chunk_id)
+            if row is None:
+                continue
+            hits.append(Hit(chunk_id, score, row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
+                            row[8], row[9], row[10],
+                            {name: round(values[chunk_id], 4) for name, values in components.items()
+                             if chunk_id in values}))
+        return hits
+
+    def chunk_rows(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        """Run a read-only query against the chunk store (for the symbol-graph layer)."""
+        with self._lock:
+            return self._connection.execute(sql, params).fetchall()
+
+
+def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
+    """Open a searcher on ``repo``'s index."""
+    return Searcher(CodeIndex(repo, index_dir))
+
+
+__all__ = ["Hit", "LexicalSignal", "Searcher", "closing_connection", "code_tokens", "is_code_like",
+           "mentioned_paths", "open_searcher"]

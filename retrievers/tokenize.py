@@ -1,0 +1,110 @@
+"""Code-aware tokenisation shared by indexing and querying.
+
+Identifiers are kept whole *and* split into their camelCase / snake_case parts, so
+``storeParseResult`` matches a query for ``store_parse_result``, ``parse`` and
+``storeparseresult``. Words are lowercased and lightly stemmed so prose ("parses
+the headers") meets code (``parse_header``). Stop words are dropped from queries
+only: in code they are rarely noise worth the bookkeeping.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+STOP_WORDS = frozenset(
+    """a an the and or but if then else when while of in on at to for from by with without into onto
+    over under about as is are was were be been being do does did done have has had having it its
+    this that these those there here which who whom whose what where why how can could should would
+    will shall may might must i me my we our you your he she they them their not no nor so than too
+    very just also any all each every some such only own same other more most few both again once
+    get gets got given use used uses using please via etc e g ie eg one two""".split()
+)
+
+# Python keywords and builtins carry no topical signal inside code chunks.
+CODE_NOISE = frozenset(
+    """self cls def return none true false pass import from class elif else try except finally raise
+    lambda yield async await global nonlocal del assert with args kwargs var let const function new
+    this null undefined void public private protected static final func fn pub impl mut""".split()
+)
+
+
+@lru_cache(maxsize=200_000)
+def split_identifier(identifier: str) -> tuple[str, ...]:
+    """Split ``parseHTTPResponse_v2`` into ``("parse", "http", "response", "v2")``-like parts."""
+    parts: list[str] = []
+    for piece in identifier.split("_"):
+        if not piece:
+            continue
+        parts.extend(p.lower() for p in _CAMEL_PARTS.findall(piece))
+    return tuple(parts)
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """A deliberately light English stemmer: plural and verb endings only.
+
+    Heavier stemmers (Porter) conflate identifiers that mean different things in
+    code (``general``/``generator``); these few rules fix the common prose/code mismatch.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("ing") and len(word) >= 6:
+        word = _undouble(word[:-3])
+    elif word.endswith("ed") and len(word) >= 5:
+        word = _undouble(word[:-2])
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    # Drop a final "e" so parse / parses / parsed / parsing all meet at "pars".
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def _undouble(word: str) -> str:
+    """``runn`` -> ``run``: undo the consonant doubling of ``running`` / ``stopped``."""
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        return word[:-1]
+    return word
+
+
+def tokenize_code(text: str) -> list[str]:
+    """Tokens for a document: whole identifiers plus their parts, stemmed, lowercased."""
+    tokens: list[str] = []
+    for identifier in IDENTIFIER.findall(text):
+        lowered = identifier.lower()
+        if lowered in CODE_NOISE or len(lowered) < 2:
+            continue
+        parts = split_identifier(identifier)
+        if len(parts) > 1:
+            tokens.append(lowered.strip("_"))
+        tokens.extend(stem(part) for part in parts if len(part) > 1)
+    return tokens
+
+
+def tokenize_query(text: str) -> list[str]:
+    """Tokens for a query: like documents, minus English stop words and duplicates."""
+    seen: dict[str, None] = {}
+    for identifier in IDENTIFIER.findall(text):
+        lowered = identifier.lower()
+        if lowered in STOP_WORDS or len(lowered) < 2:
+            continue
+        parts = split_identifier(identifier)
+        if len(parts) > 1:
+            seen.setdefault(lowered.strip("_"), None)
+        for part in parts:
+            if len(part) > 1 and part not in STOP_WORDS:
+                seen.setdefault(stem(part), None)
+    return list(seen)
+
+
+def content_words(text: str) -> list[str]:
+    """Lowercased words of a text that are not stop words (for heuristics)."""
+    return [w for w in re.findall(r"[a-z0-9_]+", text.lower()) if w not in STOP_WORDS]

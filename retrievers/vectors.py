@@ -1,0 +1,154 @@
+"""Dense retrieval on Chroma: one collection per embedded view of a chunk.
+
+Vectors are content-addressed: a vector's id is a hash of the model and the text it
+embeds, so an unchanged chunk keeps its vector across re-indexing (nothing is
+re-embedded), duplicates share one, and vectors written by an interrupted run are
+found and reused by the next. Chroma's default embedding function downloads a model
+at run time; every collection here is opened with ours, every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embeddings import MiniLMEmbedder
+
+CHROMA_BATCH = 2000
+
+
+def vector_key(model_id: str, text: str) -> str:
+    """Content address of one embedded text."""
+    return hashlib.blake2b(f"{model_id}\0{text}".encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def chroma_embedding_function(embedder: Any):
+    """Wrap an embedder (``embed(texts) -> ndarray``) as a Chroma ``EmbeddingFunction``."""
+    from chromadb.api.types import EmbeddingFunction
+
+    class GrepGraphEmbeddingFunction(EmbeddingFunction):
+        def __init__(self) -> None:
+            self.embedder = embedder
+
+        def __call__(self, input):  # noqa: A002 - Chroma's parameter name
+            return [row for row in np.asarray(self.embedder.embed(list(input)), dtype=np.float32)]
+
+        @staticmethod
+        def name() -> str:
+            return "grepgraph"
+
+        def default_space(self) -> str:
+            return "cosine"
+
+        def supported_spaces(self) -> list[str]:
+            return ["cosine"]
+
+        def get_config(self) -> dict:
+            return {"model_id": getattr(embedder, "model_id", "unknown")}
+
+        @staticmethod
+        def build_from_config(config: dict) -> GrepGraphEmbeddingFunction:
+            return GrepGraphEmbeddingFunction()
+
+        def is_legacy(self) -> bool:
+            return False
+
+    return GrepGraphEmbeddingFunction()
+
+
+def open_chroma_client(path: Path | None = None, url: str | None = None):
+    """An embedded ``PersistentClient`` at ``path``, or an ``HttpClient`` for a Chroma server URL."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if url:
+        from urllib.parse import urlparse
+
+        parsed = urlparse(url)
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+            ssl=parsed.scheme == "https", settings=settings,
+        )
+    assert path is not None
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+class VectorStore:
+    """The chunk vectors of one index, in one Chroma collection per view (``card``, ``code``)."""
+
+    def __init__(self, client, embedder: MiniLMEmbedder, namespace: str, views: Sequence[str]) -> None:
+        """Open (or create) the collections ``{namespace}-{view}``."""
+        self.embedder = embedder
+        self.function = chroma_embedding_function(embedder)
+        self.collections = {
+            view: client.get_or_create_collection(
+                name=f"{namespace}-{view}", embedding_function=self.function,
+                metadata={"hnsw:space": "cosine", "model": embedder.model_id},
+            )
+            for view in views
+        }
+
+    def missing(self, view: str, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` have no vector yet."""
+        collection = self.collections[view]
+        present: set[str] = set()
+        for start in range(0, len(keys), CHROMA_BATCH):
+            batch = list(keys[start : start + CHROMA_BATCH])
+            present.update(collection.get(ids=batch, include=[])["ids"])
+        return set(keys) - present
+
+    def add(self, view: str, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors under their content keys (idempotent)."""
+        collection = self.collections[view]
+        for start in range(0, len(keys), CHROMA_BATCH):
+            collection.upsert(
+                ids=list(keys[start : start + CHROMA_BATCH]),
+                embeddings=vectors[start : start + CHROMA_BATCH],
+            )
+
+    def delete(self, view: str, keys: Iterable[str]) -> None:
+        """Drop vectors nobody references any more."""
+        keys = list(keys)
+        for start in range(0, len(keys), CHROMA_BATCH):
+            self.collections[view].delete(ids=keys[start : start + CHROMA_BATCH])
+
+    def all_keys(self, view: str) -> set[str]:
+        """Every key stored for a view (for garbage collection after interrupted runs)."""
+        collection = self.collections[view]
+        keys: set[str] = set()
+        offset = 0
+        while True:
+            page = collection.get(include=[], limit=CHROMA_BATCH * 5, offset=offset)["ids"]
+            keys.update(page)
+            if len(page) < CHROMA_BATCH * 5:
+                return keys
+            offset += len(page)
+
+    def count(self, view: str) -> int:
+        """Number of vectors stored for a view."""
+        return self.collections[view].count()
+
+    def query(self, view: str, query_vector: np.ndarray, k: int) -> dict[str, float]:
+        """Top-``k`` keys by cosine similarity (``1 - distance``)."""
+        collection = self.collections[view]
+        total = collection.count()
+        if total == 0:
+            return {}
+        found = collection.query(query_embeddings=[query_vector], n_results=min(k, total), include=["distances"])
+        return {key: 1.0 - distance for key, distance in zip(found["ids"][0], found["distances"][0])}
+
+    def similarities(self, view: str, query_vector: np.ndarray, keys: Sequence[str]) -> dict[str, float]:
+        """Exact cosine similarity of the query to the given keys' vectors."""
+        if not keys:
+            return {}
+        found = self.collections[view].get(ids=list(keys), include=["embeddings"])
+        if not found["ids"]:
+            return {}
+        matrix = np.asarray(found["embeddings"], dtype=np.float32)
+        return dict(zip(found["ids"], (matrix @ query_vector).tolist()))
