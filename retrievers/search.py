@@ -283,7 +283,7 @@ class Searcher:
     def search(self, query: str, limit: int = 10, *, keywords: list[str] | None = None,
                dense_text: str | None = None, focus: str = "implementation",
                candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
-               fusion: str = "blend") -> tuple[list[Hit], LexicalSignal]:
+               fusion: str = "blend", dense: bool = True) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -296,6 +296,7 @@ class Searcher:
             weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``).
             fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
                 same lists; kept to measure against).
+            dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
 
         Returns:
             The hits, best first, and the BM25 signal of the query.
@@ -305,7 +306,7 @@ class Searcher:
         with self._lock:
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
             lexical, signal = self.lexical_scores(tokens, candidates)
-            dense = self.dense_scores((dense_text or query)[:2000], candidates)
+            dense = self.dense_scores((dense_text or query)[:2000], candidates) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
             pool = set(lexical) | set(symbols) | {c for scores in dense.values() for c in scores}
@@ -358,10 +359,21 @@ class Searcher:
                              if chunk_id in values}))
         return hits
 
-    def chunk_rows(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        """Run a read-only query against the chunk store (for the symbol-graph layer)."""
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The searcher's SQLite connection; hold :meth:`connection_lock` while using it."""
+        return self._connection
+
+    def connection_lock(self) -> threading.RLock:
+        """The lock that serialises use of :attr:`connection` between threads."""
+        return self._lock
+
+    def chunk_text(self, path: str, symbol: str) -> str:
+        """The stored text of a chunk, by path and symbol (empty if unknown)."""
         with self._lock:
-            return self._connection.execute(sql, params).fetchall()
+            row = self._connection.execute(
+                "SELECT text FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", (path, symbol)).fetchone()
+        return row[0] if row else ""
 
 
 def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:

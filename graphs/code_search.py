@@ -1,0 +1,112 @@
+"""The code-search graph: intent routing, selective LLM rewrite, fan-out retrieval, fusion, rerank, focus.
+
+::
+
+    START -> classify_intent -> lookup_symbol_graph -> END           (graph questions)
+                             \\-> should_rewrite -> [rewrite] -> decompose => retrieve (Send, one per
+                                 query variant) -> merge -> should_rerank -> [rerank] -> adjust_focus -> END
+
+Conditional edges carry every fallback: an unknown symbol falls through to text
+search; zero results trigger one forced rewrite, then a clean empty answer; an LLM
+that is down, slow or talking nonsense leaves the path without it (see ``trace``).
+
+    from graphs.code_search import graph
+    graph.invoke({"query": "how are edges inserted into the graph?"}, context={"repo": "/path/to/repo"})
+"""
+
+from __future__ import annotations
+
+from functools import partial, update_wrapper
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from . import nodes
+from .context import Context
+from .state import SearchInput, SearchOutput, SearchState
+
+
+def route_after_classify(state: SearchState) -> Literal["lookup_symbol_graph", "should_rewrite"]:
+    """Graph questions go to the symbol graph; everything else is searched."""
+    return "lookup_symbol_graph" if state.get("graph_question") else "should_rewrite"
+
+
+def route_after_lookup(state: SearchState) -> Literal["should_rewrite", "__end__"]:
+    """An unknown symbol falls through to text search."""
+    return "__end__" if state.get("graph_question") else "should_rewrite"
+
+
+def route_after_should_rewrite(state: SearchState) -> Literal["rewrite", "decompose"]:
+    """Call the LLM only when the heuristic (or the caller) asked for it."""
+    return "rewrite" if state.get("rewrite_decision") else "decompose"
+
+
+def fan_out(state: SearchState) -> list[Send]:
+    """One ``retrieve`` per query variant: the original, each sub-query, and the LLM's terms."""
+    depth = max(nodes.CANDIDATE_DEPTH, state["limit"] * 3)
+    dense = state.get("passage") or " ".join(state.get("concepts") or [])
+    keywords = list(state.get("keywords") or [])
+    tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
+              "weight": 1.0, "depth": depth}]
+    for number, part in enumerate(state.get("sub_queries") or [], start=1):
+        tasks.append({"label": f"sub-query {number}", "query": part, "keywords": [], "dense_text": "",
+                      "weight": 0.6, "depth": depth})
+    if state.get("rewrite_terms"):
+        terms = " ".join(state["rewrite_terms"])
+        tasks.append({"label": "rewrite", "query": terms, "keywords": [], "dense_text": terms,
+                      "weight": 0.6, "depth": depth})
+    return [Send("retrieve", task) for task in tasks]
+
+
+def route_after_merge(state: SearchState) -> Literal["rewrite", "should_rerank", "adjust_focus"]:
+    """Zero results: one forced rewrite (bounded by ``rewrite_attempts``), then give up cleanly."""
+    if state.get("fused"):
+        return "should_rerank"
+    if state.get("rewrite_attempts", 0) == 0 and state.get("rewrite") is not False:
+        return "rewrite"
+    return "adjust_focus"
+
+
+def route_after_should_rerank(state: SearchState) -> Literal["rerank", "adjust_focus"]:
+    """Rerank only when the heuristic (or the caller) asked for it."""
+    return "rerank" if state.get("rerank_decision") else "adjust_focus"
+
+
+def _bound(function: Any, **dependencies: Any) -> Any:
+    """``partial`` that keeps the node's name and signature (so LangGraph still injects ``runtime``)."""
+    bound = partial(function, **dependencies)
+    update_wrapper(bound, function)
+    return bound
+
+
+def build_graph(chat_model: Any | None = None, name: str = "code_search"):
+    """Compile the graph; ``chat_model`` replaces Ollama (tests, or any LangChain chat model)."""
+    builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchOutput,
+                         context_schema=Context)
+    builder.add_node("classify_intent", nodes.classify_intent)
+    builder.add_node("lookup_symbol_graph", nodes.lookup_symbol_graph)
+    builder.add_node("should_rewrite", nodes.should_rewrite_node)
+    builder.add_node("rewrite", _bound(nodes.rewrite, chat_model=chat_model))
+    builder.add_node("decompose", nodes.decompose_node)
+    builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("merge", nodes.merge)
+    builder.add_node("should_rerank", nodes.should_rerank_node)
+    builder.add_node("rerank", _bound(nodes.rerank, chat_model=chat_model))
+    builder.add_node("adjust_focus", nodes.adjust_focus)
+
+    builder.add_edge(START, "classify_intent")
+    builder.add_conditional_edges("classify_intent", route_after_classify)
+    builder.add_conditional_edges("lookup_symbol_graph", route_after_lookup)
+    builder.add_conditional_edges("should_rewrite", route_after_should_rewrite)
+    builder.add_edge("rewrite", "decompose")
+    builder.add_conditional_edges("decompose", fan_out, ["retrieve"])
+    builder.add_edge("retrieve", "merge")
+    builder.add_conditional_edges("merge", route_after_merge)
+    builder.add_conditional_edges("should_rerank", route_after_should_rerank)
+    builder.add_edge("rerank", "adjust_focus")
+    builder.add_edge("adjust_focus", END)
+    return builder.compile(name=name)
+
+
+graph = build_graph()

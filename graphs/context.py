@@ -1,0 +1,151 @@
+"""Run settings of the code-search graph: one dataclass, every field described.
+
+LangGraph Studio renders this as the run's configuration form. Defaults come from,
+in increasing priority: the field defaults below, a ``grepgraph.toml`` (``$GREPGRAPH_CONFIG``,
+else ``./grepgraph.toml``), environment variables ``GREPGRAPH_<FIELD>``, and finally
+what a caller passes as ``graph.invoke(..., context=...)``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import Any, get_type_hints
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+CONFIG_FILENAME = "grepgraph.toml"
+
+
+def _setting(default: Any, description: str) -> Any:
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings for one run of the code-search graph."""
+
+    repo: str = _setting("", "Repository to search. Empty: $GREPGRAPH_REPO, else the working directory.")
+    index_dir: str = _setting("", "Where the index lives. Empty: <repo>/.grepgraph.")
+    chroma_url: str = _setting("", "A Chroma server URL (http://host:port) instead of the embedded database.")
+    limit: int = _setting(10, "Results returned when the input does not say.")
+    llm_enabled: bool = _setting(True, "Allow the local LLM at all (rewrite and rerank). False: never call it.")
+    llm_base_url: str = _setting("http://localhost:11434", "Ollama server URL.")
+    llm_model: str = _setting("qwen2.5:3b", "Ollama chat model used for rewriting and reranking.")
+    llm_timeout_s: float = _setting(8.0, "Seconds one LLM call may take before search goes on without it.")
+    llm_retry_after_s: float = _setting(
+        30.0, "After the LLM was unreachable or failed, seconds before it is tried again (no per-query timeouts)."
+    )
+    rewrite_min_content_words: int = _setting(3, "A question needs at least this many content words to be rewritten.")
+    rewrite_stopword_ratio: float = _setting(0.4, "Prose with more stop words than this share is rewritten.")
+    rewrite_long_query_words: int = _setting(60, "Inputs longer than this (issue reports) are rewritten.")
+    strong_lexical_score: float = _setting(
+        12.0, "BM25 top score at or above which (with a clear gap) the query is already well matched."
+    )
+    strong_lexical_gap_ratio: float = _setting(
+        0.3, "Relative gap (top - second) / top that, with a strong top score, makes rewriting or reranking pointless."
+    )
+    rerank_top_n: int = _setting(20, "Candidates shown to the LLM reranker.")
+    rerank_snippet_chars: int = _setting(500, "Characters of each candidate shown to the reranker.")
+    rerank_keep_weight: float = _setting(
+        0.7, "How much of the fused order the top ranks keep after reranking (0: LLM order only, 1: ignore the LLM)."
+    )
+    max_sub_queries: int = _setting(4, "Most sub-queries a multi-part question is split into.")
+    focus_demotion: float = _setting(0.5, "Score factor for results outside the focus (tests vs implementation).")
+    original_query_weight: float = _setting(1.0, "RRF weight of the lists retrieved for the original query.")
+    derived_query_weight: float = _setting(0.6, "RRF weight of lists from rewrites and sub-queries.")
+
+
+def _coerce(value: Any, annotation: Any) -> Any:
+    kind = annotation if isinstance(annotation, type) else type(annotation)
+    if annotation in (bool, "bool"):
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return bool(value)
+    if annotation in (int, "int"):
+        return int(value)
+    if annotation in (float, "float"):
+        return float(value)
+    return str(value) if kind is not dict else value
+
+
+def config_file() -> Path | None:
+    """The TOML config in use: ``$GREPGRAPH_CONFIG`` or ``./grepgraph.toml`` if present."""
+    explicit = os.environ.get("GREPGRAPH_CONFIG")
+    if explicit:
+        return Path(explicit)
+    local = Path.cwd() / CONFIG_FILENAME
+    return local if local.is_file() else None
+
+
+def load_overrides(path: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Settings from the TOML file (its ``[grepgraph]`` table or top level) and ``GREPGRAPH_*`` variables."""
+    environ = dict(os.environ) if environ is None else environ
+    hints = get_type_hints(Context)
+    names = {f.name for f in fields(Context)}
+    values: dict[str, Any] = {}
+    path = path or config_file()
+    if path is not None:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+        table = data.get("grepgraph", data)
+        unknown = sorted(set(table) - names)
+        if unknown:
+            raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}")
+        values.update({k: _coerce(v, hints[k]) for k, v in table.items()})
+    for name in names:
+        raw = environ.get(f"GREPGRAPH_{name.upper()}")
+        if raw is not None:
+            try:
+                values[name] = _coerce(raw, hints[name])
+            except ValueError as error:
+                raise ValueError(f"GREPGRAPH_{name.upper()}={raw!r}: {error}") from None
+    return values
+
+
+_overrides_cache: dict[tuple, dict[str, Any]] = {}
+
+
+def cached_overrides() -> dict[str, Any]:
+    """:func:`load_overrides`, re-read only when the file or the ``GREPGRAPH_*`` variables change."""
+    path = config_file()
+    stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
+    environ = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GREPGRAPH_")))
+    key = (str(path), stamp, environ)
+    if key not in _overrides_cache:
+        _overrides_cache.clear()
+        _overrides_cache[key] = load_overrides(path)
+    return dict(_overrides_cache[key])
+
+
+def resolve_context(context: Context | dict | None = None) -> Context:
+    """Defaults, then file and environment, then the caller's explicit values; repo made absolute."""
+    merged = cached_overrides()
+    if isinstance(context, Context):
+        explicit = {f.name: getattr(context, f.name) for f in fields(Context)
+                    if getattr(context, f.name) != _default(f)}
+    else:
+        explicit = dict(context or {})
+    merged.update({k: v for k, v in explicit.items() if v is not None})
+    unknown = sorted(set(merged) - {f.name for f in fields(Context)})
+    if unknown:
+        raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
+    resolved = Context(**merged)
+    if not resolved.repo:
+        resolved.repo = os.environ.get("GREPGRAPH_REPO") or os.getcwd()
+    return resolved
+
+
+def _default(f: Any) -> Any:
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else None
+
+
+def describe_settings() -> list[tuple[str, Any, str]]:
+    """``(name, default, description)`` of every setting (for ``grepgraph init`` and docs)."""
+    return [(f.name, _default(f), f.metadata.get("description", "")) for f in fields(Context)]

@@ -1,0 +1,241 @@
+"""Fast, pure decisions the graph makes without I/O: intent, rewrite, decomposition, rerank, snippets.
+
+Every function here is deterministic and cheap (microseconds), so it can run on every
+query and be unit-tested without mocks. The thresholds come from ``Context``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from retrievers.search import code_tokens, is_code_like
+from retrievers.tokenize import STOP_WORDS, content_words, tokenize_query
+
+QUESTION_WORDS = ("how", "what", "where", "why", "which", "when", "who", "does", "is", "can")
+ENTITY_WORDS = frozenset(
+    "parameter parameters argument arguments method methods class classes function functions attribute "
+    "attributes field fields property properties option options flag flags variable variables constant "
+    "constants decorator decorators exception exceptions error errors type types interface module".split()
+)
+SYMBOL = r"`?([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`?"
+
+# relation -> patterns whose group(1) is the symbol
+GRAPH_PATTERNS: dict[str, list[re.Pattern[str]]] = {
+    "callers": [re.compile(p, re.I) for p in (
+        rf"^(?:who|what|which \w+)\s+(?:calls|invokes|uses)\s+{SYMBOL}\s*\??$",
+        rf"^(?:find |show |list )?(?:the )?(?:callers|call sites|usages|uses) of\s+{SYMBOL}\s*\??$",
+        rf"^where (?:is|are)\s+{SYMBOL}\s+(?:called|invoked|used)\s*\??$",
+    )],
+    "callees": [re.compile(p, re.I) for p in (
+        rf"^what does\s+{SYMBOL}\s+call\s*\??$",
+        rf"^(?:find |show |list )?(?:the )?(?:callees|calls made by|functions called by) (?:of\s+)?{SYMBOL}\s*\??$",
+    )],
+    "subclasses": [re.compile(p, re.I) for p in (
+        rf"^(?:find |show |list )?(?:the |all )?(?:subclasses|children|implementations|implementers) of\s+{SYMBOL}\s*\??$",
+        rf"^(?:what|which)(?: classes| types)?\s+(?:inherits? from|extends?|subclass(?:es)?|implements?)\s+{SYMBOL}\s*\??$",
+        rf"^(?:classes|types) (?:that|which) (?:inherit from|extend|implement|subclass)\s+{SYMBOL}\s*\??$",
+    )],
+    "bases": [re.compile(p, re.I) for p in (
+        rf"^(?:find |show |list )?(?:the )?(?:base classes|bases|parents|superclasses|parent classes) of\s+{SYMBOL}\s*\??$",
+        rf"^what does\s+{SYMBOL}\s+(?:inherit from|extend|subclass)\s*\??$",
+    )],
+    "importers": [re.compile(p, re.I) for p in (
+        rf"^(?:who|what|which (?:files|modules))\s+imports?\s+{SYMBOL}\s*\??$",
+        rf"^where (?:is|are)\s+{SYMBOL}\s+imported\s*\??$",
+        rf"^(?:find |show |list )?(?:the )?importers of\s+{SYMBOL}\s*\??$",
+    )],
+    "definition": [re.compile(p, re.I) for p in (
+        rf"^where (?:is|are)\s+{SYMBOL}\s+(?:defined|declared|implemented)\s*\??$",
+        rf"^(?:find |show |go to )?(?:the )?definition of\s+{SYMBOL}\s*\??$",
+    )],
+}
+
+
+@dataclass(frozen=True)
+class GraphQuestion:
+    """A question the symbol graph answers: ``relation`` of ``symbol``."""
+
+    relation: str
+    symbol: str
+
+
+def classify_graph_question(query: str) -> GraphQuestion | None:
+    """Recognise "who calls X", "subclasses of X", "what imports X", "where is X defined" and the like."""
+    text = " ".join(query.strip().split())
+    if len(text) > 200:
+        return None
+    for relation, patterns in GRAPH_PATTERNS.items():
+        for pattern in patterns:
+            match = pattern.match(text)
+            if match:
+                return GraphQuestion(relation, match.group(1).replace("::", "."))
+    return None
+
+
+def stopword_ratio(query: str) -> float:
+    """Share of a query's words that are English stop words."""
+    words = re.findall(r"[A-Za-z']+", query.lower())
+    return sum(w in STOP_WORDS for w in words) / len(words) if words else 0.0
+
+
+def is_question(query: str) -> bool:
+    """Starts with a question word or ends with a question mark."""
+    first = query.strip().split(maxsplit=1)[0].lower() if query.strip() else ""
+    return first in QUESTION_WORDS or query.strip().endswith("?")
+
+
+def lexically_strong(top: float, second: float, min_score: float, gap_ratio: float) -> bool:
+    """BM25 already found one clear winner: a high top score well ahead of the next."""
+    return top >= min_score and top > 0 and (top - second) / top >= gap_ratio
+
+
+def should_rewrite(query: str, *, top: float, second: float, intent: str | None, min_content_words: int,
+                   stopword_share: float, long_words: int, strong_score: float,
+                   strong_gap: float) -> tuple[bool, str]:
+    """Whether an LLM rewrite into code vocabulary is worth its latency, and why.
+
+    Skips code-like queries and queries BM25 already answers; rewrites questions,
+    wordy prose and long inputs such as whole issue reports. A caller's ``intent``
+    disables the strong-lexical-signal bypass (the caller knows the query is ambiguous).
+    """
+    words = query.split()
+    if len(words) > long_words:
+        return True, f"long input ({len(words)} words)"
+    content = content_words(query)
+    tokens = re.findall(r"\S+", query)
+    if tokens and sum(is_code_like(t.strip("`'\"(),:;?")) for t in tokens) >= max(1, len(tokens) // 2):
+        return False, "code-like query"
+    if len(content) < min_content_words:
+        return False, f"{len(content)} content word(s) < {min_content_words}"
+    if not intent and lexically_strong(top, second, strong_score, strong_gap):
+        return False, f"strong lexical match (top {top:.1f}, gap {top - second:.1f})"
+    if is_question(query):
+        return True, "natural-language question"
+    ratio = stopword_ratio(query)
+    if ratio > stopword_share:
+        return True, f"prose ({ratio:.0%} stop words)"
+    return False, "keyword query"
+
+
+SEQUENTIAL_SPLIT = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|after|when)\b\s*", re.I)
+UNION_SPLIT = re.compile(r"\s*(?:;|,?\s+\band also\b|,?\s+\balso\b|,?\s+\bas well as\b|,?\s+\band\b)\s*", re.I)
+
+
+def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
+    """Split a multi-part question into sub-queries: ``(parts, "union" | "sequential" | "single")``.
+
+    A part must carry at least two content words (or a code name) to stand alone, so
+    "read and write files" stays whole while "how are edges stored and how are
+    callers found" splits. Several code names in one query get one sub-query each.
+    """
+    text = " ".join(query.split())
+    if len(text.split()) > 60 or max_parts < 2:
+        return [text], "single"
+    for mode, pattern in (("sequential", SEQUENTIAL_SPLIT), ("union", UNION_SPLIT)):
+        parts = [p.strip(" ,.?") for p in pattern.split(text) if p and p.strip(" ,.?")]
+        if len(parts) > 1 and all(_stands_alone(p) for p in parts):
+            return parts[:max_parts], mode
+    names = code_tokens(text)
+    if len(names) > 1 and len(content_words(text)) <= len(names) + 6:
+        return names[:max_parts], "union"
+    return [text], "single"
+
+
+def _stands_alone(part: str) -> bool:
+    return len(content_words(part)) >= 2 or bool(code_tokens(part))
+
+
+def should_rerank(query: str, *, top: float, second: float, candidates: int, limit: int, strong_score: float,
+                  strong_gap: float) -> tuple[bool, str]:
+    """Whether an LLM rerank is worth it: only for ambiguous lexical evidence with enough candidates."""
+    if candidates <= limit:
+        return False, f"{candidates} candidate(s) <= limit {limit}"
+    if lexically_strong(top, second, strong_score, strong_gap):
+        return False, f"strong lexical match (top {top:.1f}, gap {top - second:.1f})"
+    words = {w.rstrip("s") for w in content_words(query)}
+    if words & {w.rstrip("s") for w in ENTITY_WORDS} and is_question(query):
+        return True, "question about a specific code entity"
+    if top < strong_score / 3:
+        return True, f"weak lexical evidence (top {top:.1f})"
+    return False, "lexical evidence adequate"
+
+
+def blend_rerank(fused: list[str], llm_order: list[str], keep_weight: float) -> list[str]:
+    """Blend the LLM's order into the fused order by position, not by replacing it.
+
+    ``score = keep * 1/(1+fused_rank) + (1-keep) * 1/(1+llm_rank)``; ids the LLM left
+    out keep their fused term only, so the top fused ranks keep most of their weight.
+    """
+    llm_rank = {item: rank for rank, item in enumerate(llm_order)}
+    def score(item_rank: tuple[int, str]) -> float:
+        rank, item = item_rank
+        llm = 1.0 / (1 + llm_rank[item]) if item in llm_rank else 0.0
+        return keep_weight / (1 + rank) + (1 - keep_weight) * llm
+    ranked = sorted(enumerate(fused), key=lambda pair: -score(pair))
+    return [item for _, item in ranked]
+
+
+THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
+
+
+def strip_think(text: str) -> str:
+    """Remove ``<think>...</think>`` reasoning blocks some local models emit."""
+    return THINK_BLOCK.sub("", text or "").strip()
+
+
+def parse_json_object(text: str) -> dict | None:
+    """The first JSON object in an LLM reply (fenced or bare), or ``None``."""
+    text = strip_think(text)
+    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    try:
+        value = json.loads(text)
+        return value if isinstance(value, dict) else None
+    except (ValueError, TypeError):
+        pass
+    start = text.find("{")
+    while start != -1:
+        depth = 0
+        for end in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                try:
+                    value = json.loads(text[start : end + 1])
+                    return value if isinstance(value, dict) else None
+                except ValueError:
+                    break
+        start = text.find("{", start + 1)
+    return None
+
+
+def clean_terms(value: object, max_terms: int = 6) -> list[str]:
+    """Validate an LLM's ``terms``: short strings, no duplicates, at most ``max_terms``."""
+    if not isinstance(value, list):
+        return []
+    terms = []
+    for item in value:
+        if isinstance(item, str) and 0 < len(item.strip()) <= 60 and item.strip() not in terms:
+            terms.append(item.strip())
+    return terms[:max_terms]
+
+
+def snippet(text: str, terms: list[str], max_lines: int = 6) -> str:
+    """The ``max_lines`` consecutive lines of a chunk that mention the query terms most.
+
+    The first line (usually the signature) wins ties, so a result reads as "what it is"
+    before "where the words are".
+    """
+    lines = text.splitlines()
+    if len(lines) <= max_lines:
+        return text.strip("\n")
+    wanted = set(tokenize_query(" ".join(terms)))
+    def hits(line: str) -> int:
+        return len(wanted & set(tokenize_query(line)))
+    per_line = [hits(line) for line in lines]
+    best_start, best = 0, -1
+    for start in range(0, len(lines) - max_lines + 1):
+        total = sum(per_line[start : start + max_lines])
+        if total > best:
+            best_start, best = start, total
+    return "\n".join(lines[best_start : best_start + max_lines]).strip("\n")

@@ -1,0 +1,152 @@
+"""The local LLM, used selectively and never allowed to break or stall search.
+
+Every call goes through :class:`LLMGateway`, which
+
+- checks the Ollama server's reachability once (a TCP connect) and remembers the
+  answer for ``llm_retry_after_s``, so a machine without Ollama pays no per-query timeout;
+- bounds each call by ``llm_timeout_s`` of wall time (streamed replies included);
+- turns every failure — refused, timed out, HTTP error, reset, garbage, wrong shape —
+  into ``None`` plus an outcome string for the trace;
+- caches rewrites by (query, intent, model).
+
+Tests inject any LangChain chat model (``chat_model=``); production builds a
+``langchain_ollama.ChatOllama`` pointed at ``llm_base_url``.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from .heuristics import parse_json_object
+
+CONNECT_PROBE_TIMEOUT_S = 0.25
+REWRITE_CACHE_SIZE = 512
+
+_health: dict[str, tuple[bool, float]] = {}
+_health_lock = threading.Lock()
+_rewrite_cache: OrderedDict[tuple, dict] = OrderedDict()
+_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="grepgraph-llm")
+
+
+@dataclass
+class LLMReply:
+    """A parsed JSON reply, or ``None`` with the reason in ``outcome``."""
+
+    value: dict | None
+    outcome: str
+    milliseconds: float
+
+
+def reset_llm_state() -> None:
+    """Forget reachability and cached rewrites (tests, or after starting Ollama)."""
+    with _health_lock:
+        _health.clear()
+    _rewrite_cache.clear()
+
+
+def _probe(base_url: str) -> bool:
+    parsed = urlparse(base_url)
+    host = parsed.hostname or "localhost"
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_PROBE_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
+def _is_connection_failure(error: BaseException) -> bool:
+    name = type(error).__name__
+    return isinstance(error, (ConnectionError, OSError)) or name in ("ConnectError", "ConnectTimeout")
+
+
+class LLMGateway:
+    """Guarded JSON calls to a chat model."""
+
+    def __init__(self, base_url: str, model: str, timeout_s: float, retry_after_s: float,
+                 chat_model: Any | None = None) -> None:
+        """Configure the gateway; with ``chat_model`` given, reachability checks are skipped."""
+        self.base_url = base_url
+        self.model = model
+        self.timeout_s = timeout_s
+        self.retry_after_s = retry_after_s
+        self._chat_model = chat_model
+        self._injected = chat_model is not None
+
+    def _model(self) -> Any:
+        if self._chat_model is None:
+            from langchain_ollama import ChatOllama
+
+            self._chat_model = ChatOllama(
+                model=self.model, base_url=self.base_url, temperature=0, format="json",
+                client_kwargs={"timeout": self.timeout_s}, num_predict=400,
+            )
+        return self._chat_model
+
+    def available(self) -> tuple[bool, str]:
+        """Whether to try the LLM now; cached for ``retry_after_s``."""
+        if self._injected:
+            return True, "injected model"
+        now = time.monotonic()
+        with _health_lock:
+            cached = _health.get(self.base_url)
+            if cached and now - cached[1] < self.retry_after_s:
+                return cached[0], "reachable (cached)" if cached[0] else "unreachable (cached)"
+        reachable = _probe(self.base_url)
+        with _health_lock:
+            _health[self.base_url] = (reachable, now)
+        return reachable, "reachable" if reachable else f"unreachable ({self.base_url})"
+
+    def _mark_down(self) -> None:
+        if not self._injected:
+            with _health_lock:
+                _health[self.base_url] = (False, time.monotonic())
+
+    def call_json(self, messages: list[tuple[str, str]]) -> LLMReply:
+        """Send messages, expect one JSON object back; never raises."""
+        started = time.perf_counter()
+        def elapsed() -> float:
+            return round((time.perf_counter() - started) * 1000, 1)
+        ok, why = self.available()
+        if not ok:
+            return LLMReply(None, f"skipped: {why}", elapsed())
+        future = _executor.submit(self._model().invoke, messages)
+        try:
+            message = future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            self._mark_down()
+            return LLMReply(None, f"timeout after {self.timeout_s:g}s", elapsed())
+        except Exception as error:  # noqa: BLE001 - any client failure means "search without the LLM"
+            if _is_connection_failure(error) or "status" in str(error).lower() or hasattr(error, "status_code"):
+                self._mark_down()
+            return LLMReply(None, f"error: {type(error).__name__}: {str(error)[:120]}", elapsed())
+        content = getattr(message, "content", message)
+        if not isinstance(content, str):
+            return LLMReply(None, "error: non-text reply", elapsed())
+        value = parse_json_object(content)
+        if value is None:
+            return LLMReply(None, "invalid reply: no JSON object", elapsed())
+        return LLMReply(value, "ok", elapsed())
+
+    # ------------------------------------------------------------------ cache
+    def cached_rewrite(self, key: tuple) -> dict | None:
+        """A previous rewrite for (query, intent, model)."""
+        value = _rewrite_cache.get(key)
+        if value is not None:
+            _rewrite_cache.move_to_end(key)
+        return value
+
+    def remember_rewrite(self, key: tuple, value: dict) -> None:
+        """Keep a rewrite for reuse (bounded LRU)."""
+        _rewrite_cache[key] = value
+        while len(_rewrite_cache) > REWRITE_CACHE_SIZE:
+            _rewrite_cache.popitem(last=False)

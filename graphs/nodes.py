@@ -1,0 +1,308 @@
+"""The graph's nodes: small functions that read the state and return a partial update.
+
+Each node appends one ``trace`` entry saying what it decided, why, how long it took
+and, for LLM nodes, the call's outcome. Dependencies that can't live in the state (an
+injected chat model) are bound with ``functools.partial`` in ``code_search.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from prompts import render_prompt
+from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.symbols import SymbolGraph
+from retrievers.tokenize import tokenize_query
+
+from .context import Context, resolve_context
+from .heuristics import (
+    blend_rerank,
+    classify_graph_question,
+    clean_terms,
+    decompose,
+    should_rerank,
+    should_rewrite,
+    snippet,
+)
+from .resources import get_gateway, get_searcher
+from .state import SearchState
+
+MAX_QUERY_CHARS = 100_000
+MAX_LIMIT = 100
+CANDIDATE_DEPTH = 50
+CANDIDATE_TEXT_CHARS = 1500
+TEST_WORDS = re.compile(r"\b(tests?|tested|testing|specs?|fixtures?|pytest|unittest)\b", re.I)
+FOCUS_VALUES = ("implementation", "tests", "all")
+
+
+class InvalidSearchInput(ValueError):
+    """The input can't be searched; the message says why."""
+
+
+def settings(runtime: Runtime[Context] | None) -> Context:
+    """The resolved run settings."""
+    return resolve_context(getattr(runtime, "context", None))
+
+
+def _trace(node: str, started: float, **details: Any) -> list[dict]:
+    return [{"node": node, "ms": round((time.perf_counter() - started) * 1000, 2), **details}]
+
+
+def validate_input(state: SearchState, limit_default: int) -> dict:
+    """Normalise the caller's input or raise :class:`InvalidSearchInput` with a clear message."""
+    query = state.get("query")
+    if not isinstance(query, str):
+        raise InvalidSearchInput("query must be a string")
+    query = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in query)
+    query = query.encode("utf-8", "replace").decode("utf-8")
+    if not query.strip():
+        raise InvalidSearchInput("query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidSearchInput(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    limit = state.get("limit", limit_default)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidSearchInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    focus = state.get("focus") or ("all" if TEST_WORDS.search(query) else "implementation")
+    if focus not in FOCUS_VALUES:
+        raise InvalidSearchInput(f"focus must be one of {', '.join(FOCUS_VALUES)}, got {focus!r}")
+    return {"query": query.strip(), "limit": limit, "focus": focus}
+
+
+# --------------------------------------------------------------------------- nodes
+def classify_intent(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Validate the input and recognise graph questions (callers, callees, hierarchy, importers, definition)."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    update = validate_input(state, context.limit)
+    question = classify_graph_question(update["query"])
+    decision = f"graph question: {question.relation} of {question.symbol}" if question else "text search"
+    return {**update, "graph_question": question.__dict__ if question else None, "rewrite_attempts": 0,
+            "trace": _trace("classify_intent", started, decision=decision, focus=update["focus"])}
+
+
+def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Answer a graph question from the call / import / inherit edges."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    question = state["graph_question"] or {}
+    searcher = get_searcher(context)
+    with searcher.connection_lock():
+        graph = SymbolGraph(searcher.connection)
+        relation, symbol = question["relation"], question["symbol"]
+        # Modules are not symbols: "what imports pkg.mod" is answered from import edges alone.
+        definitions = graph.definitions(symbol) if relation != "importers" else graph.importers(symbol)
+        if not definitions:
+            return {"graph_question": None, "results": [],
+                    "trace": _trace("lookup_symbol_graph", started, decision="fall through to search",
+                                    reason=f"no symbol named {symbol!r} in the index")}
+        refs = definitions if relation == "definition" else getattr(graph, relation)(symbol)
+        rows = {}
+        for ref in refs[: state.get("limit", context.limit)]:
+            text = searcher.chunk_text(ref.path, ref.symbol) if ref.path else ""
+            rows[(ref.path, ref.symbol)] = {
+                "path": ref.path, "start_line": ref.start_line, "end_line": ref.end_line, "symbol": ref.symbol,
+                "kind": ref.kind, "score": 1.0, "line": ref.line or ref.start_line, "relation": relation,
+                "via": ref.via, "snippet": _reference_snippet(text, ref.line - ref.start_line if ref.line else 0),
+            }
+    results = list(rows.values())
+    return {"results": results,
+            "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
+                            reason=f"{len(definitions)} definition(s), {len(results)} result(s)")}
+
+
+def _reference_snippet(text: str, offset: int, context_lines: int = 2) -> str:
+    lines = text.splitlines()
+    if not lines:
+        return ""
+    start = max(0, offset - context_lines)
+    return "\n".join(lines[start : start + 2 * context_lines + 1])
+
+
+def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Decide, without I/O beyond one BM25 probe, whether the LLM rewrite is worth calling."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    searcher = get_searcher(context)
+    query = state["query"]
+    _, signal = searcher.lexical_scores(tokenize_query(query + " " + " ".join(state.get("keywords") or [])), 2)
+    probe = {"top": round(signal.top_score, 3), "second": round(signal.second_score, 3)}
+    forced = state.get("rewrite")
+    if forced is not None:
+        decision, reason = bool(forced), "forced by caller" if forced else "forbidden by caller"
+    elif state.get("keywords") or state.get("concepts") or state.get("passage"):
+        decision, reason = False, "structured query given by caller"
+    elif not context.llm_enabled:
+        decision, reason = False, "LLM disabled"
+    else:
+        decision, reason = should_rewrite(
+            query, top=signal.top_score, second=signal.second_score, intent=state.get("intent"),
+            min_content_words=context.rewrite_min_content_words, stopword_share=context.rewrite_stopword_ratio,
+            long_words=context.rewrite_long_query_words, strong_score=context.strong_lexical_score,
+            strong_gap=context.strong_lexical_gap_ratio,
+        )
+    return {"rewrite_decision": decision, "lexical_probe": probe,
+            "trace": _trace("should_rewrite", started, decision="rewrite" if decision else "skip", reason=reason,
+                            **probe)}
+
+
+def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = None) -> dict:
+    """Ask the local LLM for 3-6 code-vocabulary terms; on any failure, search goes on without them."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    attempts = state.get("rewrite_attempts", 0) + 1
+    gateway = get_gateway(context, chat_model)
+    key = (state["query"], state.get("intent", ""), context.llm_model)
+    cached = gateway.cached_rewrite(key)
+    if cached is not None:
+        return {"rewrite_terms": cached["terms"], "rewrite_attempts": attempts,
+                "trace": _trace("rewrite", started, decision="cached", terms=cached["terms"], llm="cache hit")}
+    searcher = get_searcher(context)
+    hits, _ = searcher.search(state["query"][:2000], 15, focus="all", dense=False)
+    symbols = "\n".join(f"- {h.symbol} — {h.path}" for h in hits) or "(none)"
+    prompt = render_prompt("rewrite", query=state["query"][:6000], intent=state.get("intent", ""), symbols=symbols)
+    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)])
+    terms = clean_terms((reply.value or {}).get("terms"))
+    if not terms:
+        outcome = reply.outcome if reply.value is None else "invalid reply: no usable terms"
+        return {"rewrite_terms": [], "rewrite_attempts": attempts,
+                "trace": _trace("rewrite", started, decision="fallback: original query only", llm=outcome,
+                                llm_ms=reply.milliseconds)}
+    gateway.remember_rewrite(key, {"terms": terms})
+    return {"rewrite_terms": terms, "rewrite_attempts": attempts,
+            "trace": _trace("rewrite", started, decision="rewritten", terms=terms, llm=reply.outcome,
+                            llm_ms=reply.milliseconds)}
+
+
+def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Split multi-part questions into sub-queries (rule-based)."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    parts, mode = decompose(state["query"], context.max_sub_queries)
+    return {"sub_queries": parts if mode != "single" else [],
+            "trace": _trace("decompose", started, decision=mode, sub_queries=parts if mode != "single" else [])}
+
+
+def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
+    """BM25 + Chroma for one query variant (one ``Send`` branch)."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    searcher = get_searcher(context)
+    hits, signal = searcher.search(task["query"], task["depth"], keywords=task["keywords"],
+                                   dense_text=task["dense_text"] or None, focus="all")
+    rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
+             "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
+             "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
+    entry = {"label": task["label"], "weight": task["weight"], "hits": rows,
+             "top": signal.top_score, "second": signal.second_score, "candidates": signal.candidates}
+    return {"candidate_lists": [entry],
+            "trace": _trace("retrieve", started, decision=task["label"], query=task["query"][:200],
+                            hits=len(rows))}
+
+
+def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Fuse the candidate lists: a single list keeps its order; several are merged with weighted RRF."""
+    started = time.perf_counter()
+    lists = [entry for entry in state.get("candidate_lists", []) if entry["hits"]]
+    if len(lists) <= 1:
+        fused = [dict(hit) for hit in (lists[0]["hits"] if lists else [])]
+        method = "single list"
+    else:
+        by_id = {}
+        for entry in lists:
+            for hit in entry["hits"]:
+                by_id.setdefault(hit["id"], hit)
+        ranked = reciprocal_rank_fusion([[h["id"] for h in e["hits"]] for e in lists], [e["weight"] for e in lists])
+        fused = [{**by_id[item], "score": round(score, 6)} for item, score in ranked]
+        method = f"RRF of {len(lists)} lists"
+    return {"fused": fused,
+            "trace": _trace("merge", started, decision=method, lists=[e["label"] for e in lists],
+                            candidates=len(fused))}
+
+
+def should_rerank_node(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Decide whether the LLM rerank is worth calling for this query."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    original = next((e for e in state.get("candidate_lists", []) if e["label"] == "original"), None) or {}
+    forced = state.get("rerank")
+    if forced is not None:
+        decision, reason = bool(forced), "forced by caller" if forced else "forbidden by caller"
+        if decision and len(state.get("fused", [])) < 2:
+            decision, reason = False, "fewer than 2 candidates"
+    elif not context.llm_enabled:
+        decision, reason = False, "LLM disabled"
+    else:
+        decision, reason = should_rerank(
+            state["query"], top=original.get("top", 0.0), second=original.get("second", 0.0),
+            candidates=len(state.get("fused", [])), limit=state["limit"],
+            strong_score=context.strong_lexical_score, strong_gap=context.strong_lexical_gap_ratio,
+        )
+    return {"rerank_decision": decision,
+            "trace": _trace("should_rerank", started, decision="rerank" if decision else "skip", reason=reason)}
+
+
+def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None) -> dict:
+    """LLM listwise rerank of the top candidates, blended with the fused order by position."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    fused = state.get("fused", [])
+    top = fused[: context.rerank_top_n]
+    candidates = "\n\n".join(
+        f"[{number}] {hit['path']}:{hit['start_line']}-{hit['end_line']} {hit['symbol']}\n"
+        f"{hit['text'][: context.rerank_snippet_chars]}" for number, hit in enumerate(top, start=1)
+    )
+    prompt = render_prompt("rerank", query=state["query"][:4000], intent=state.get("intent", ""),
+                           candidates=candidates)
+    reply = get_gateway(context, chat_model).call_json([("system", "You reply with JSON only."), ("human", prompt)])
+    ranking = (reply.value or {}).get("ranking")
+    order: list[int] = []
+    if isinstance(ranking, list):
+        for item in ranking:
+            number = item if isinstance(item, int) and not isinstance(item, bool) else None
+            if isinstance(item, str) and item.strip().isdigit():
+                number = int(item.strip())
+            if number is not None and 1 <= number <= len(top) and number - 1 not in order:
+                order.append(number - 1)
+    if not order:
+        outcome = reply.outcome if reply.value is None else "invalid reply: no valid indices"
+        return {"trace": _trace("rerank", started, decision="fallback: fused order kept", llm=outcome,
+                                llm_ms=reply.milliseconds)}
+    ids = [hit["id"] for hit in top]
+    blended = blend_rerank(ids, [ids[i] for i in order], context.rerank_keep_weight)
+    by_id = {hit["id"]: hit for hit in top}
+    reranked = [by_id[i] for i in blended] + fused[len(top):]
+    dropped = (len(ranking) if isinstance(ranking, list) else 0) - len(order)
+    return {"fused": reranked,
+            "trace": _trace("rerank", started, decision="reranked", llm=reply.outcome, llm_ms=reply.milliseconds,
+                            ranked=len(order), invalid_indices_dropped=max(dropped, 0))}
+
+
+def adjust_focus(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Demote out-of-focus files (tests vs implementation), cut to the limit, add snippets."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    focus = state.get("focus", "implementation")
+    scored = []
+    for rank, hit in enumerate(state.get("fused", [])):
+        factor = 1.0
+        if (focus == "implementation" and (hit["is_test"] or hit["kind"] == "text")) or (
+            focus == "tests" and not hit["is_test"]
+        ):
+            factor = context.focus_demotion
+        scored.append((hit["score"] * factor, rank, hit))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    terms = [state["query"][:2000], state.get("intent", ""), *state.get("rewrite_terms", []),
+             *(state.get("keywords") or [])]
+    results = [
+        {"path": hit["path"], "start_line": hit["start_line"], "end_line": hit["end_line"], "symbol": hit["symbol"],
+         "kind": hit["kind"], "score": round(score, 4), "snippet": snippet(hit["text"], terms)}
+        for score, _, hit in scored[: state["limit"]]
+    ]
+    demoted = sum(1 for score, _, hit in scored if score != hit["score"])
+    return {"results": results,
+            "trace": _trace("adjust_focus", started, decision=f"focus {focus}", demoted=demoted,
+                            results=len(results))}

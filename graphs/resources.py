@@ -1,0 +1,41 @@
+"""Long-lived things the nodes share: one searcher per index, one LLM gateway per setting."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from retrievers.index import CodeIndex
+from retrievers.search import Searcher
+
+from .context import Context
+from .llm import LLMGateway
+
+_searchers: dict[tuple[str, str, str], Searcher] = {}
+_lock = threading.Lock()
+
+
+def get_searcher(context: Context) -> Searcher:
+    """The cached searcher for the context's index (opened on first use; raises if there is no index)."""
+    key = (context.repo, context.index_dir, context.chroma_url)
+    with _lock:
+        searcher = _searchers.get(key)
+        if searcher is None:
+            index = CodeIndex(context.repo, context.index_dir or None, chroma_url=context.chroma_url or None)
+            searcher = Searcher(index)
+            _searchers[key] = searcher
+        return searcher
+
+
+def forget_searchers() -> None:
+    """Close every cached searcher (tests; after deleting an index)."""
+    with _lock:
+        for searcher in _searchers.values():
+            searcher.close()
+        _searchers.clear()
+
+
+def get_gateway(context: Context, chat_model: Any | None = None) -> LLMGateway:
+    """An LLM gateway for the context's settings (cheap; reachability state is shared)."""
+    return LLMGateway(context.llm_base_url, context.llm_model, context.llm_timeout_s,
+                      context.llm_retry_after_s, chat_model=chat_model)

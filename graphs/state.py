@@ -1,0 +1,79 @@
+"""The graph's input, output and internal state.
+
+Uses ``typing_extensions.TypedDict`` (LangServe on Python 3.11 rejects ``typing``'s).
+List fields that parallel branches write get reducers that merge and de-duplicate.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Literal
+
+from typing_extensions import NotRequired, Required, TypedDict
+
+Focus = Literal["implementation", "tests", "all"]
+
+
+class SearchInput(TypedDict, total=False):
+    """What a caller sends. Only ``query`` is required."""
+
+    query: Required[str]
+    limit: int
+    intent: str
+    focus: Focus
+    rewrite: bool
+    rerank: bool
+    keywords: list[str]
+    concepts: list[str]
+    passage: str
+
+
+class SearchOutput(TypedDict):
+    """What a caller gets back: ranked results and a trace of every node's decision."""
+
+    results: list[dict]
+    trace: list[dict]
+
+
+class RetrievalTask(TypedDict):
+    """One retrieval fanned out with ``Send``: a query variant and its fusion weight."""
+
+    label: str
+    query: str
+    keywords: list[str]
+    dense_text: str
+    weight: float
+    depth: int
+
+
+def merge_candidate_lists(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
+    """Combine lists written by parallel ``retrieve`` branches; a later list replaces one with the same label."""
+    merged = {entry["label"]: entry for entry in (left or [])}
+    for entry in right or []:
+        merged[entry["label"]] = entry
+    return list(merged.values())
+
+
+class SearchState(TypedDict, total=False):
+    """Everything the nodes read and write."""
+
+    query: Required[str]
+    limit: int
+    intent: str
+    focus: Focus
+    rewrite: bool
+    rerank: bool
+    keywords: list[str]
+    concepts: list[str]
+    passage: str
+    graph_question: NotRequired[dict | None]
+    lexical_probe: dict
+    rewrite_decision: bool
+    rewrite_terms: list[str]
+    rewrite_attempts: int
+    sub_queries: list[str]
+    candidate_lists: Annotated[list[dict], merge_candidate_lists]
+    fused: list[dict]
+    rerank_decision: bool
+    results: list[dict]
+    trace: Annotated[list[dict], operator.add]

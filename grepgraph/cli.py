@@ -1,0 +1,255 @@
+"""The ``grepgraph`` command: index, search, status, init, serve, mcp.
+
+Errors a user can act on are printed as one line (``grepgraph: error: ...``) with exit
+status 2; nothing prints a traceback unless ``GREPGRAPH_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from retrievers import __version__
+
+EXIT_USAGE = 2
+
+
+class CLIError(Exception):
+    """A one-line error for the user."""
+
+
+def _repo_path(value: str | None) -> Path:
+    path = Path(value or os.environ.get("GREPGRAPH_REPO") or os.getcwd()).expanduser()
+    if not path.exists():
+        raise CLIError(f"repository not found: {path}")
+    if not path.is_dir():
+        raise CLIError(f"not a directory: {path}")
+    return path.resolve()
+
+
+def _settings_from(args: argparse.Namespace):
+    from retrievers.index import IndexSettings
+
+    settings = IndexSettings()
+    if getattr(args, "bm25_backend", None):
+        settings.bm25_backend = args.bm25_backend
+    if getattr(args, "views", None):
+        settings.views = args.views
+    return settings
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Build or update the index of a repository."""
+    from retrievers.index import CodeIndex
+
+    repo = _repo_path(args.path)
+    index = CodeIndex(repo, args.index_dir, settings=_settings_from(args), chroma_url=args.chroma_url)
+    progress, close = _progress_reporter(args.json or args.quiet)
+    try:
+        summary = index.update(progress=progress, rebuild=args.rebuild, embed=not args.no_embed,
+                               wait_for_lock=args.wait)
+    finally:
+        close()
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+        return 0
+    skipped = ", ".join(f"{count} {reason}" for reason, count in sorted(summary.skipped.items())) or "none"
+    chunks_per_s = summary.chunks_added / summary.seconds if summary.seconds else 0.0
+    print(f"indexed {repo} in {summary.seconds:.1f}s" + (" (rebuilt)" if summary.rebuilt else ""))
+    print(f"  files:   {summary.files} ({summary.files_changed} changed, {summary.files_removed} removed,"
+          f" {summary.parse_errors} with parse errors)")
+    print(f"  chunks:  {summary.chunks} ({summary.chunks_added} new, {chunks_per_s:.0f}/s), edges: {summary.edges}")
+    print(f"  vectors: {summary.vectors_embedded} embedded, {summary.vectors_pending} pending")
+    print(f"  skipped: {skipped}")
+    return 0
+
+
+def _progress_reporter(silent: bool):
+    """A rich progress bar on stderr (or nothing), as ``(callback, close)``."""
+    if silent or not sys.stderr.isatty():
+        return (lambda phase, done, total: None), (lambda: None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("{task.description:>12}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   transient=True)
+    bar.start()
+    tasks: dict[str, int] = {}
+
+    def update(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(phase, total=max(total, 1))
+        bar.update(tasks[phase], completed=done, total=max(total, 1))
+
+    return update, bar.stop
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search a repository's index through the graph."""
+    from graphs.code_search import graph
+    from graphs.nodes import InvalidSearchInput
+    from retrievers.index import CodeIndex
+
+    if not args.query.strip():
+        raise CLIError("query is empty")
+    repo = _repo_path(args.repo)
+    CodeIndex(repo, args.index_dir).require()
+    request: dict = {"query": args.query, "limit": args.limit}
+    for name in ("focus", "intent"):
+        if getattr(args, name):
+            request[name] = getattr(args, name)
+    for name in ("rewrite", "rerank"):
+        if getattr(args, name) is not None:
+            request[name] = getattr(args, name) == "force"
+    context = {"repo": str(repo)}
+    if args.index_dir:
+        context["index_dir"] = str(Path(args.index_dir).resolve())
+    if args.no_llm:
+        context["llm_enabled"] = False
+    started = time.perf_counter()
+    try:
+        out = graph.invoke(request, context=context)
+    except InvalidSearchInput as error:
+        raise CLIError(str(error)) from None
+    elapsed = (time.perf_counter() - started) * 1000
+    if args.json:
+        payload = {"query": args.query, "results": out["results"]}
+        if args.explain:
+            payload["trace"] = out["trace"]
+        print(json.dumps(payload, indent=2))
+        return 0
+    if not out["results"]:
+        print("no results")
+    for rank, result in enumerate(out["results"], start=1):
+        print(f"{rank:>2}. {result['path']}:{result['start_line']}-{result['end_line']}  {result['symbol']}"
+              f"  [{result['kind']}, {result['score']:.3f}]")
+        for line in (result.get("snippet") or "").splitlines()[:4]:
+            print(f"      {line[:140]}")
+    if args.explain:
+        _print_trace(out["trace"], elapsed)
+    return 0
+
+
+def _print_trace(trace: list[dict], elapsed_ms: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"trace ({elapsed_ms:.0f} ms)")
+    for column in ("node", "ms", "decision", "details"):
+        table.add_column(column)
+    for entry in trace:
+        details = {k: v for k, v in entry.items() if k not in ("node", "ms", "decision")}
+        table.add_row(entry["node"], f"{entry['ms']:.1f}", str(entry.get("decision", "")),
+                      "; ".join(f"{k}={v}" for k, v in details.items())[:160])
+    Console().print(table)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Show what is indexed."""
+    from retrievers.index import CodeIndex
+
+    repo = _repo_path(args.repo)
+    status = CodeIndex(repo, args.index_dir, settings=_settings_from(args)).status()
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print(f"repository: {status['repo']}")
+    print(f"index:      {status['index_dir']}")
+    print(f"files:      {status['files']}  {status['languages']}")
+    print(f"chunks:     {status['chunks']} ({status['test_chunks']} in tests), edges: {status['edges']}")
+    print(f"vectors:    views {', '.join(status['views'])}; pending {status['vectors_pending']}")
+    print(f"updated:    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(status['updated_at']))}")
+    if not status["settings_match"]:
+        print("settings changed since the index was built: the next `grepgraph index` rebuilds it")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write a commented grepgraph.toml with every setting and its default."""
+    from graphs.context import describe_settings
+
+    target = Path(args.path)
+    if target.exists() and not args.force:
+        raise CLIError(f"{target} exists; use --force to overwrite")
+    lines = ["# grepgraph settings. Environment variables GREPGRAPH_<NAME> override these;",
+             "# a caller's graph.invoke(..., context={...}) overrides both.", "[grepgraph]"]
+    for name, default, description in describe_settings():
+        lines.append(f"# {description}")
+        lines.append(f"# {name} = {json.dumps(default)}")
+    target.write_text("\n".join(lines) + "\n")
+    print(f"wrote {target}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="grepgraph", description="Code search for people and agents.")
+    parser.add_argument("--version", action="version", version=f"grepgraph {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    index = commands.add_parser("index", help="index a repository (incremental)")
+    index.add_argument("path", nargs="?", help="repository root (default: current directory)")
+    index.add_argument("--index-dir", help="where to keep the index (default: PATH/.grepgraph)")
+    index.add_argument("--rebuild", action="store_true", help="rebuild from scratch")
+    index.add_argument("--no-embed", action="store_true", help="lexical index only; vectors on the next run")
+    index.add_argument("--bm25-backend", choices=["bm25s", "rank_bm25"], help="BM25 engine (default bm25s)")
+    index.add_argument("--views", choices=["auto", "card", "card+code"], help="what to embed per chunk")
+    index.add_argument("--chroma-url", help="use a Chroma server instead of the embedded database")
+    index.add_argument("--wait", action="store_true", help="wait for another indexer instead of exiting")
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument("--quiet", action="store_true", help="no progress bar")
+    index.set_defaults(handler=cmd_index)
+
+    search = commands.add_parser("search", help="search an indexed repository")
+    search.add_argument("query")
+    search.add_argument("--repo", help="repository root (default: $GREPGRAPH_REPO or current directory)")
+    search.add_argument("--index-dir")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--focus", choices=["implementation", "tests", "all"])
+    search.add_argument("--intent", help="background that steers an ambiguous query")
+    search.add_argument("--rewrite", choices=["force", "forbid"])
+    search.add_argument("--rerank", choices=["force", "forbid"])
+    search.add_argument("--no-llm", action="store_true", help="never call the local LLM")
+    search.add_argument("--json", action="store_true")
+    search.add_argument("--explain", action="store_true", help="print the graph's trace")
+    search.set_defaults(handler=cmd_search)
+
+    status = commands.add_parser("status", help="show what is indexed")
+    status.add_argument("repo", nargs="?")
+    status.add_argument("--index-dir")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=cmd_status)
+
+    init = commands.add_parser("init", help="write a commented grepgraph.toml")
+    init.add_argument("path", nargs="?", default="grepgraph.toml")
+    init.add_argument("--force", action="store_true")
+    init.set_defaults(handler=cmd_init)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    from retrievers.index import IndexError_
+
+    try:
+        return args.handler(args)
+    except (CLIError, IndexError_, ValueError) as error:
+        if os.environ.get("GREPGRAPH_DEBUG"):
+            raise
+        print(f"grepgraph: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("grepgraph: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
