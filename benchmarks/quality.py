@@ -36,6 +36,25 @@ METHODS = {
 }
 
 
+GRAPH_METHOD = "graph (no LLM)"
+# Nothing listens here: the graph finds Ollama unreachable once and remembers it, as on a laptop without it.
+UNREACHABLE_LLM = "http://127.0.0.1:9"
+
+
+def run_graph(corpus: Path, cache: Path, query: str, limit: int) -> tuple[list[dict], float, dict]:
+    """Results through the whole graph with the LLM unreachable, and which LLM calls it would have made."""
+    from graphs.code_search import graph
+
+    context = {"repo": str(corpus), "index_dir": str(cache / corpus.name), "llm_base_url": UNREACHABLE_LLM}
+    started = time.perf_counter()
+    out = graph.invoke({"query": query, "limit": limit}, context=context)
+    elapsed = (time.perf_counter() - started) * 1000
+    decisions = {entry["node"]: entry.get("decision") for entry in out["trace"]}
+    wanted = {"rewrite": decisions.get("should_rewrite") == "rewrite",
+              "rerank": decisions.get("should_rerank") == "rerank"}
+    return out["results"], elapsed, wanted
+
+
 def open_index(corpus: Path, cache: Path, progress: bool) -> Searcher:
     """Index (or update) one corpus into the cache and open a searcher on it."""
     index = CodeIndex(corpus, cache / corpus.name)
@@ -72,12 +91,19 @@ def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], c
     results: dict[str, list[dict]] = {m: [] for m in methods}
     latencies: dict[str, list[float]] = {m: [] for m in methods}
     searchers: dict[str, Searcher] = {}
+    llm_wanted = {"rewrite": 0, "rerank": 0, "either": 0}
     for query in queries:
         corpus = corpora / (f"{query['package']}-{query['version']}" if kind == "docstring" else query["corpus"])
         if corpus.name not in searchers:
             searchers[corpus.name] = open_index(corpus, cache, progress=True)
         for method in methods:
-            found, elapsed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
+            if method == GRAPH_METHOD:
+                found, elapsed, wanted = run_graph(corpus, cache, query["query"], limit)
+                for name in ("rewrite", "rerank"):
+                    llm_wanted[name] += wanted[name]
+                llm_wanted["either"] += wanted["rewrite"] or wanted["rerank"]
+            else:
+                found, elapsed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
             results[method].append({"id": query["id"], "results": found})
             latencies[method].append(elapsed)
     scorer = rulers / ("score.py" if kind == "docstring" else "issues-dev/score_files.py")
@@ -89,6 +115,8 @@ def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], c
         times = sorted(latencies[method])
         rows.append({"method": method, **flatten(table), "p50_ms": round(statistics.median(times), 1),
                      "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)})
+        if method == GRAPH_METHOD:
+            rows[-1].update({f"llm_{name}_share": round(count / len(queries), 3) for name, count in llm_wanted.items()})
     return rows
 
 
@@ -112,7 +140,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("ruler", choices=["docstring", "issues"])
     parser.add_argument("--bench", required=True, type=Path, help="the folder make_bench.py / fetch_corpora.py wrote")
     parser.add_argument("--queries", type=Path, help="queries.jsonl (default: BENCH/queries.jsonl)")
-    parser.add_argument("--methods", default="grepgraph,bm25,vectors,rrf")
+    parser.add_argument("--methods", default=f"grepgraph,{GRAPH_METHOD},bm25,vectors,rrf",
+                        help=f"comma-separated: {', '.join([*METHODS, GRAPH_METHOD])}")
     parser.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "results" / "indexes")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--rulers", type=Path, default=DEFAULT_RULERS)

@@ -9,6 +9,7 @@ what a caller passes as ``graph.invoke(..., context=...)``.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -41,13 +42,15 @@ class Context:
         30.0, "After the LLM was unreachable or failed, seconds before it is tried again (no per-query timeouts)."
     )
     rewrite_min_content_words: int = _setting(3, "A question needs at least this many content words to be rewritten.")
-    rewrite_stopword_ratio: float = _setting(0.4, "Prose with more stop words than this share is rewritten.")
+    rewrite_stopword_ratio: float = _setting(
+        0.45, "Prose with more function words (a, the, of, is...) than this share is rewritten."
+    )
     rewrite_long_query_words: int = _setting(60, "Inputs longer than this (issue reports) are rewritten.")
     strong_lexical_score: float = _setting(
-        12.0, "BM25 top score at or above which (with a clear gap) the query is already well matched."
+        8.0, "BM25 top score at or above which (with a clear gap) the query is already well matched."
     )
     strong_lexical_gap_ratio: float = _setting(
-        0.3, "Relative gap (top - second) / top that, with a strong top score, makes rewriting or reranking pointless."
+        0.2, "Relative gap (top - second) / top that, with a strong top score, makes rewriting or reranking pointless."
     )
     rerank_top_n: int = _setting(20, "Candidates shown to the LLM reranker.")
     rerank_snippet_chars: int = _setting(500, "Characters of each candidate shown to the reranker.")
@@ -107,19 +110,21 @@ def load_overrides(path: Path | None = None, environ: dict[str, str] | None = No
     return values
 
 
-_overrides_cache: dict[tuple, dict[str, Any]] = {}
+# Every node resolves the context; re-reading the file and environment at most once a second
+# keeps that off the hot path while edits to grepgraph.toml still apply without a restart.
+OVERRIDES_TTL_S = 1.0
+_overrides_cache: dict[str, Any] = {}
 
 
 def cached_overrides() -> dict[str, Any]:
-    """:func:`load_overrides`, re-read only when the file or the ``GREPGRAPH_*`` variables change."""
-    path = config_file()
-    stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
-    environ = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GREPGRAPH_")))
-    key = (str(path), stamp, environ)
-    if key not in _overrides_cache:
-        _overrides_cache.clear()
-        _overrides_cache[key] = load_overrides(path)
-    return dict(_overrides_cache[key])
+    """:func:`load_overrides`, re-read at most every ``OVERRIDES_TTL_S`` seconds."""
+    now = time.monotonic()
+    environ = {k: v for k, v in os.environ.items() if k.startswith("GREPGRAPH_")}
+    cached = _overrides_cache.get("value")
+    if cached is None or now - _overrides_cache["at"] > OVERRIDES_TTL_S or _overrides_cache["environ"] != environ:
+        cached = load_overrides()
+        _overrides_cache.update(value=cached, at=now, environ=environ)
+    return dict(cached)
 
 
 def resolve_context(context: Context | dict | None = None) -> Context:

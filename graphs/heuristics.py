@@ -74,10 +74,15 @@ def classify_graph_question(query: str) -> GraphQuestion | None:
     return None
 
 
+# Function words only: the search stop list also drops words like "get" or "use" that are
+# noise for BM25 but content for judging whether a query is prose.
+FUNCTION_WORDS = STOP_WORDS - frozenset("get gets got given use used uses using one two please via etc".split())
+
+
 def stopword_ratio(query: str) -> float:
-    """Share of a query's words that are English stop words."""
+    """Share of a query's words that are English function words (a, the, of, is, ...)."""
     words = re.findall(r"[A-Za-z']+", query.lower())
-    return sum(w in STOP_WORDS for w in words) / len(words) if words else 0.0
+    return sum(w in FUNCTION_WORDS for w in words) / len(words) if words else 0.0
 
 
 def is_question(query: str) -> bool:
@@ -121,6 +126,8 @@ def should_rewrite(query: str, *, top: float, second: float, intent: str | None,
 
 SEQUENTIAL_SPLIT = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|after|when)\b\s*", re.I)
 UNION_SPLIT = re.compile(r"\s*(?:;|,?\s+\band also\b|,?\s+\balso\b|,?\s+\bas well as\b|,?\s+\band\b)\s*", re.I)
+# Unambiguous markers of a second request, which split even a statement.
+EXPLICIT_UNION = re.compile(r";|\balso\b|\bas well as\b", re.I)
 
 
 def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
@@ -132,6 +139,10 @@ def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
     """
     text = " ".join(query.split())
     if len(text.split()) > 60 or max_parts < 2:
+        return [text], "single"
+    # "and", "then", "when" inside a statement ("Called when the context closes and ...") join
+    # clauses of one topic; only questions, or explicit markers, carry several requests.
+    if not is_question(text) and not EXPLICIT_UNION.search(text):
         return [text], "single"
     for mode, pattern in (("sequential", SEQUENTIAL_SPLIT), ("union", UNION_SPLIT)):
         parts = [p.strip(" ,.?") for p in pattern.split(text) if p and p.strip(" ,.?")]
@@ -224,18 +235,20 @@ def snippet(text: str, terms: list[str], max_lines: int = 6) -> str:
     """The ``max_lines`` consecutive lines of a chunk that mention the query terms most.
 
     The first line (usually the signature) wins ties, so a result reads as "what it is"
-    before "where the words are".
+    before "where the words are". Terms are matched as lowercase stems inside each line:
+    cheap enough to run on every result of every query.
     """
     lines = text.splitlines()
     if len(lines) <= max_lines:
         return text.strip("\n")
-    wanted = set(tokenize_query(" ".join(terms)))
-    def hits(line: str) -> int:
-        return len(wanted & set(tokenize_query(line)))
-    per_line = [hits(line) for line in lines]
+    wanted = [t for t in tokenize_query(" ".join(terms)) if len(t) > 2][:30]
+    lowered = [line.lower() for line in lines]
+    per_line = [sum(term in line for term in wanted) for line in lowered]
     best_start, best = 0, -1
+    window = sum(per_line[:max_lines])
     for start in range(0, len(lines) - max_lines + 1):
-        total = sum(per_line[start : start + max_lines])
-        if total > best:
-            best_start, best = start, total
+        if start:
+            window += per_line[start + max_lines - 1] - per_line[start - 1]
+        if window > best:
+            best_start, best = start, window
     return "\n".join(lines[best_start : best_start + max_lines]).strip("\n")

@@ -35,7 +35,10 @@ MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 100
 CANDIDATE_DEPTH = 50
 CANDIDATE_TEXT_CHARS = 1500
-TEST_WORDS = re.compile(r"\b(tests?|tested|testing|specs?|fixtures?|pytest|unittest)\b", re.I)
+# Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
+TEST_WORDS = re.compile(
+    r"\b(?:tests? (?:for|of|that|which|covering)|unit tests?|tested|test (?:cases?|suite|files?)|fixtures?|"
+    r"pytest|unittest|specs? for)\b|^tests?\b", re.I)
 FOCUS_VALUES = ("implementation", "tests", "all")
 
 

@@ -227,7 +227,34 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", default="grepgraph.toml")
     init.add_argument("--force", action="store_true")
     init.set_defaults(handler=cmd_init)
+    serve = commands.add_parser("serve", help="serve the graph over HTTP with LangServe (extra: grepgraph[serve])")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--repo", action="append", help="repository clients may search (repeatable; default: cwd)")
+    serve.set_defaults(handler=_delegate("grepgraph.serve"))
+
+    mcp = commands.add_parser("mcp", help="run the MCP server (stdio; extra: grepgraph[mcp])")
+    mcp.add_argument("--repo", action="append", help="repository the tools search (repeatable; default: cwd)")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP on loopback instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8765)
+    mcp.set_defaults(handler=_delegate("grepgraph.mcp_server"))
     return parser
+
+
+def _delegate(module: str):
+    """A handler that imports ``module`` only when its command runs (optional extras)."""
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
+
+        try:
+            target = importlib.import_module(module)
+        except ImportError as error:
+            extra = "serve" if module.endswith("serve") else "mcp"
+            raise CLIError(f"{error}; install the extra: pip install 'grepgraph[{extra}]'") from None
+        return target.run(args)
+
+    return handler
 
 
 def main(argv: list[str] | None = None) -> int:

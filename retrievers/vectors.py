@@ -10,6 +10,7 @@ at run time; every collection here is opened with ours, every time.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ import numpy as np
 from .embeddings import MiniLMEmbedder
 
 CHROMA_BATCH = 2000
+# Collection sizes change only while indexing; re-reading them every few seconds is enough.
+COUNT_TTL_S = 5.0
 
 
 def vector_key(model_id: str, text: str) -> str:
@@ -85,6 +88,7 @@ class VectorStore:
     def __init__(self, client, embedder: MiniLMEmbedder, namespace: str, views: Sequence[str]) -> None:
         """Open (or create) the collections ``{namespace}-{view}``."""
         self.embedder = embedder
+        self._counts: dict[str, tuple[int, float]] = {}
         self.function = chroma_embedding_function(embedder)
         self.collections = {
             view: client.get_or_create_collection(
@@ -134,10 +138,19 @@ class VectorStore:
         """Number of vectors stored for a view."""
         return self.collections[view].count()
 
+    def cached_count(self, view: str) -> int:
+        """:meth:`count`, remembered for ``COUNT_TTL_S`` seconds (it costs a few ms per call)."""
+        now = time.monotonic()
+        cached = self._counts.get(view)
+        if cached is None or now - cached[1] > COUNT_TTL_S:
+            cached = (self.count(view), now)
+            self._counts[view] = cached
+        return cached[0]
+
     def query(self, view: str, query_vector: np.ndarray, k: int) -> dict[str, float]:
         """Top-``k`` keys by cosine similarity (``1 - distance``)."""
         collection = self.collections[view]
-        total = collection.count()
+        total = self.cached_count(view)
         if total == 0:
             return {}
         found = collection.query(query_embeddings=[query_vector], n_results=min(k, total), include=["distances"])

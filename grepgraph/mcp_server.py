@@ -1,0 +1,427 @@
+"""The MCP server: grepgraph's search and symbol graph as tools for coding agents.
+
+    grepgraph mcp --repo ~/src/project            # stdio (what Claude Desktop and most agents start)
+    grepgraph mcp --repo a --repo b --http         # streamable HTTP on http://127.0.0.1:8765/mcp
+
+Six read-only tools: ``search_code`` (the full graph: hybrid search, graph questions,
+selective LLM rewrite and rerank), ``lookup_symbol``, ``get_callers``, ``get_callees``,
+``get_class_hierarchy`` and ``index_status``. Each may only read the repositories given
+with ``--repo``. Anything a caller can fix (no index yet, an empty query, a bad limit, a
+repository that is not served) comes back as a tool error with one line saying what to do.
+
+Nothing here reads the environment: an MCP client starts the server with little more
+than ``PATH`` and ``HOME``, so the repositories come from the command line, and the
+graph's settings from its defaults (or a ``grepgraph.toml`` / ``GREPGRAPH_*`` if present).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
+
+from graphs.code_search import graph
+from graphs.context import resolve_context
+from graphs.nodes import MAX_LIMIT, InvalidSearchInput
+from graphs.resources import get_searcher
+from retrievers import __version__
+from retrievers.index import CodeIndex, IndexError_
+from retrievers.symbols import SymbolGraph, SymbolRef
+
+SERVER_NAME = "grepgraph"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+MAX_NAME_CHARS = 300
+DEFINITION_SNIPPET_LINES = 12
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+# --------------------------------------------------------------------------- parameter types
+Repo = Annotated[
+    str | None,
+    Field(description="Which served repository to use: its directory name or its full path. "
+                      "Omit to use the first one. Only repositories the server was started with are allowed."),
+]
+SymbolName = Annotated[
+    str,
+    Field(description="A function, method or class name: bare (`store_parse_result`) or qualified "
+                      "(`GraphStore.store_parse_result`, `pkg.mod.Class`). Case-insensitive."),
+]
+
+
+# --------------------------------------------------------------------------- result types
+class CodeHit(TypedDict):
+    """One ranked piece of code."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    score: float
+    snippet: str
+    line: NotRequired[int]
+    relation: NotRequired[str]
+    via: NotRequired[str]
+
+
+class SearchCodeResult(TypedDict):
+    """What ``search_code`` returns."""
+
+    repo: str
+    query: str
+    answered_by: Literal["hybrid search", "symbol graph"]
+    results: list[CodeHit]
+
+
+class Definition(TypedDict):
+    """Where a symbol is defined, with its first lines."""
+
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+    snippet: str
+
+
+class Reference(TypedDict):
+    """A symbol related to the one asked about, and the line where the relation is written."""
+
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+    line: int
+    via: str
+
+
+class LookupResult(TypedDict):
+    """What ``lookup_symbol`` returns."""
+
+    repo: str
+    name: str
+    definitions: list[Definition]
+    note: NotRequired[str]
+
+
+class CallersResult(TypedDict):
+    """What ``get_callers`` returns."""
+
+    repo: str
+    name: str
+    callers: list[Reference]
+    note: NotRequired[str]
+
+
+class CalleesResult(TypedDict):
+    """What ``get_callees`` returns."""
+
+    repo: str
+    name: str
+    callees: list[Reference]
+    note: NotRequired[str]
+
+
+class HierarchyResult(TypedDict):
+    """What ``get_class_hierarchy`` returns."""
+
+    repo: str
+    name: str
+    bases: list[Reference]
+    subclasses: list[Reference]
+    note: NotRequired[str]
+
+
+class IndexStatus(TypedDict, total=False):
+    """What ``index_status`` returns (the fields of ``grepgraph status --json``)."""
+
+    name: str
+    repo: str
+    index_dir: str
+    files: int
+    chunks: int
+    test_chunks: int
+    edges: int
+    languages: dict[str, int]
+    views: list[str]
+    vectors_pending: dict[str, int]
+    settings: dict[str, Any]
+    settings_match: bool
+    versions: dict[str, str]
+    updated_at: float
+    served_repos: list[str]
+
+
+# --------------------------------------------------------------------------- repositories
+@dataclass(frozen=True)
+class ServedRepo:
+    """One repository the server may read."""
+
+    name: str
+    path: Path
+
+
+def served_repos(repos: list[str]) -> list[ServedRepo]:
+    """Resolve the ``--repo`` values (default: the working directory); raise ``ValueError`` for a bad one."""
+    served: list[ServedRepo] = []
+    for value in repos or [os.getcwd()]:
+        path = Path(value).expanduser().resolve()
+        if not path.exists():
+            raise ValueError(f"repository not found: {path}")
+        if not path.is_dir():
+            raise ValueError(f"not a directory: {path}")
+        if all(repo.path != path for repo in served):
+            served.append(ServedRepo(path.name or str(path), path))
+    return served
+
+
+def choose_repo(served: list[ServedRepo], requested: str | None) -> ServedRepo:
+    """The served repository ``requested`` names (directory name or path); the first one when omitted."""
+    if requested is None or not requested.strip():
+        return served[0]
+    requested = requested.strip()
+    by_name = [repo for repo in served if repo.name == requested]
+    if len(by_name) == 1:
+        return by_name[0]
+    if len(by_name) > 1:
+        raise ToolError(f"repository name {requested!r} is ambiguous; pass its full path: "
+                        + ", ".join(str(repo.path) for repo in by_name))
+    try:
+        path = Path(requested).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        path = None
+    for repo in served:
+        if path is not None and repo.path == path:
+            return repo
+    raise ToolError(f"repository {requested!r} is not served by this server; use one of: {_listing(served)}")
+
+
+def _listing(served: list[ServedRepo]) -> str:
+    return ", ".join(f"{repo.name} ({repo.path})" for repo in served)
+
+
+# --------------------------------------------------------------------------- helpers
+def _context(repo: ServedRepo):
+    try:
+        return resolve_context({"repo": str(repo.path)})
+    except ValueError as error:  # a broken grepgraph.toml or GREPGRAPH_* value
+        raise ToolError(f"invalid grepgraph settings: {error}") from None
+
+
+def _searcher(repo: ServedRepo):
+    context = _context(repo)
+    try:
+        return get_searcher(context)
+    except IndexError_ as error:
+        raise ToolError(str(error)) from None
+    except sqlite3.DatabaseError as error:
+        raise ToolError(f"the index of {repo.path} is unreadable ({error}); rebuild it: "
+                        f"grepgraph index --rebuild {repo.path}") from None
+
+
+def _check_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise ToolError("name is empty: pass a function, method or class name such as `GraphStore.save`")
+    if len(name) > MAX_NAME_CHARS:
+        raise ToolError(f"name is {len(name)} characters; a symbol name has at most {MAX_NAME_CHARS}")
+    return name
+
+
+def _reference(ref: SymbolRef) -> Reference:
+    return {"path": ref.path, "symbol": ref.symbol, "kind": ref.kind, "start_line": ref.start_line,
+            "end_line": ref.end_line, "line": ref.line or ref.start_line, "via": ref.via}
+
+
+def _unknown(name: str, repo: ServedRepo) -> str:
+    return f"no definition of {name!r} in {repo.name}; search_code finds code by description or partial name"
+
+
+def _first_lines(text: str, count: int = DEFINITION_SNIPPET_LINES) -> str:
+    return "\n".join(text.splitlines()[:count])
+
+
+# --------------------------------------------------------------------------- the server
+def create_server(repos: list[str]) -> MCPServer:
+    """An MCP server whose tools search ``repos`` (paths; default: the working directory)."""
+    served = served_repos(repos)
+    listing = _listing(served)
+    repos_note = f"Served repositories: {listing}. `repo` defaults to {served[0].name}."
+    server = MCPServer(
+        SERVER_NAME,
+        version=__version__,
+        instructions=(
+            "Code search over local repositories. Start with search_code for questions in words; use "
+            "lookup_symbol, get_callers, get_callees and get_class_hierarchy once you know a symbol's name. "
+            + repos_note
+        ),
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "Find code in a repository from a natural-language question, an identifier, an error message or a "
+        "whole issue report. Returns up to `limit` ranked results, each with path, start_line, end_line, "
+        "symbol, kind, score and a snippet. Runs grepgraph's full search graph: BM25 + embeddings fused, "
+        "symbol-name and file-mention boosts, tests demoted unless asked for, and an optional local-LLM "
+        "query rewrite and rerank when the query is vague. Graph questions phrased in words (`who calls X`, "
+        "`subclasses of Y`, `what imports Z`) are answered from the symbol graph (answered_by = "
+        "'symbol graph'). Use this first when you don't know where something lives; when you already know "
+        "the exact symbol name, lookup_symbol / get_callers / get_callees / get_class_hierarchy are exact "
+        "and faster. " + repos_note
+    ))
+    def search_code(
+        query: Annotated[str, Field(description="What to find: a question (`how are edges inserted into the "
+                                                "graph?`), a symbol name, an error message or an issue text.")],
+        intent: Annotated[str | None, Field(description="Optional background that disambiguates the query "
+                                                        "(what you are trying to do); steers the LLM rewrite.")] = None,
+        focus: Annotated[Literal["implementation", "tests", "all"] | None, Field(
+            description="`implementation` demotes test files, `tests` demotes everything else, `all` neither. "
+                        "Default: `all` if the query mentions tests, else `implementation`.")] = None,
+        limit: Annotated[int, Field(description=f"How many results to return (1-{MAX_LIMIT}).",
+                                    json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = 10,
+        rewrite: Annotated[bool | None, Field(description="Force (true) or forbid (false) the local-LLM query "
+                                                          "rewrite. Default: decided per query.")] = None,
+        rerank: Annotated[bool | None, Field(description="Force (true) or forbid (false) the local-LLM "
+                                                         "rerank. Default: decided per query.")] = None,
+        repo: Repo = None,
+    ) -> SearchCodeResult:
+        target = choose_repo(served, repo)
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("query is empty: pass a question, a symbol name or an error message to search for")
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise ToolError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        _searcher(target)  # a missing index is reported before the graph runs
+        request: dict[str, Any] = {"query": query, "limit": limit}
+        for key, value in (("intent", intent), ("focus", focus), ("rewrite", rewrite), ("rerank", rerank)):
+            if value is not None and value != "":
+                request[key] = value
+        try:
+            out = graph.invoke(request, context={"repo": str(target.path)})
+        except InvalidSearchInput as error:
+            raise ToolError(str(error)) from None
+        except IndexError_ as error:
+            raise ToolError(str(error)) from None
+        results = out.get("results") or []
+        by_graph = any(entry.get("node") == "lookup_symbol_graph" and entry.get("decision") != "fall through to search"
+                       for entry in out.get("trace") or [])
+        return {"repo": target.name, "query": query, "answered_by": "symbol graph" if by_graph else "hybrid search",
+                "results": results}
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "Where a function, method or class is defined. Returns every definition whose name matches (path, "
+        "qualified symbol, kind, start_line, end_line and its first lines), implementation before tests. "
+        "Exact: needs the name (bare or qualified); for a description in words use search_code. " + repos_note
+    ))
+    def lookup_symbol(name: SymbolName, repo: Repo = None) -> LookupResult:
+        target, name = choose_repo(served, repo), _check_name(name)
+        searcher = _searcher(target)
+        with searcher.connection_lock():
+            refs = SymbolGraph(searcher.connection).definitions(name)
+        definitions: list[Definition] = [
+            {"path": ref.path, "symbol": ref.symbol, "kind": ref.kind, "start_line": ref.start_line,
+             "end_line": ref.end_line, "snippet": _first_lines(searcher.chunk_text(ref.path, ref.symbol))}
+            for ref in refs
+        ]
+        result: LookupResult = {"repo": target.name, "name": name, "definitions": definitions}
+        if not definitions:
+            result["note"] = _unknown(name, target)
+        return result
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "Who calls a function or method: one entry per calling function, method or module, with the line of "
+        "the call (`line`) and the call as written (`via`, e.g. `self.store.save`). Calls are matched by "
+        "name, so a common method name may list callers of same-named methods too. Use before changing a "
+        "function's signature or behaviour; for what the function itself calls use get_callees. " + repos_note
+    ))
+    def get_callers(name: SymbolName, repo: Repo = None) -> CallersResult:
+        target, name = choose_repo(served, repo), _check_name(name)
+        searcher = _searcher(target)
+        with searcher.connection_lock():
+            symbols = SymbolGraph(searcher.connection)
+            callers = [_reference(ref) for ref in symbols.callers(name)]
+            known = bool(callers) or bool(symbols.definitions(name))
+        result: CallersResult = {"repo": target.name, "name": name, "callers": callers}
+        if not known:
+            result["note"] = _unknown(name, target)
+        return result
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "What a function or method calls: each callee resolved to its definition in the repository where "
+        "possible (path and lines), otherwise listed with kind `external` and an empty path (library and "
+        "built-in calls). `line` is where the call is made. The opposite direction is get_callers. "
+        + repos_note
+    ))
+    def get_callees(name: SymbolName, repo: Repo = None) -> CalleesResult:
+        target, name = choose_repo(served, repo), _check_name(name)
+        searcher = _searcher(target)
+        with searcher.connection_lock():
+            symbols = SymbolGraph(searcher.connection)
+            callees = [_reference(ref) for ref in symbols.callees(name)]
+            known = bool(symbols.definitions(name))
+        result: CalleesResult = {"repo": target.name, "name": name, "callees": callees}
+        if not known:
+            result["note"] = _unknown(name, target)
+        return result
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "The class hierarchy around a class (or a Go/Rust type or interface): `bases` are what it inherits "
+        "from or implements (resolved to definitions where possible, else kind `external`), `subclasses` "
+        "are the classes and types that inherit from or implement it, directly. Use to find every "
+        "implementation of an interface or base class. " + repos_note
+    ))
+    def get_class_hierarchy(name: SymbolName, repo: Repo = None) -> HierarchyResult:
+        target, name = choose_repo(served, repo), _check_name(name)
+        searcher = _searcher(target)
+        with searcher.connection_lock():
+            symbols = SymbolGraph(searcher.connection)
+            bases = [_reference(ref) for ref in symbols.bases(name)]
+            subclasses = [_reference(ref) for ref in symbols.subclasses(name)]
+            known = bool(bases or subclasses) or bool(symbols.definitions(name))
+        result: HierarchyResult = {"repo": target.name, "name": name, "bases": bases, "subclasses": subclasses}
+        if not known:
+            result["note"] = _unknown(name, target)
+        return result
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "What is indexed in a repository: file, chunk, test-chunk and edge counts, languages, embedded "
+        "views, vectors still pending, build settings and versions, and `updated_at` (Unix time of the last "
+        "`grepgraph index`). `served_repos` lists every repository this server may search. Use it to check "
+        "that a repository is indexed and fresh before trusting an empty search; if it is not, the error "
+        "says which `grepgraph index` command to run. " + repos_note
+    ))
+    def index_status(repo: Repo = None) -> IndexStatus:
+        target = choose_repo(served, repo)
+        context = _context(target)
+        try:
+            status = CodeIndex(context.repo, context.index_dir or None).status()
+        except IndexError_ as error:
+            raise ToolError(str(error)) from None
+        except sqlite3.DatabaseError as error:
+            raise ToolError(f"the index of {target.path} is unreadable ({error}); rebuild it: "
+                            f"grepgraph index --rebuild {target.path}") from None
+        return {"name": target.name, **status, "served_repos": [str(r.path) for r in served]}  # type: ignore[typeddict-item]
+
+    return server
+
+
+def run(args: argparse.Namespace) -> int:
+    """``grepgraph mcp``: serve over stdio, or streamable HTTP on loopback with ``--http``."""
+    server = create_server(args.repo or [])
+    if not getattr(args, "http", False):
+        server.run("stdio")
+        return 0
+    host = getattr(args, "host", None) or "127.0.0.1"
+    if host not in LOOPBACK_HOSTS:
+        raise ValueError(f"--host {host}: the MCP server has no authentication and only listens on loopback "
+                         f"({', '.join(LOOPBACK_HOSTS)})")
+    server.run("streamable-http", host=host, port=args.port)
+    return 0

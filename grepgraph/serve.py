@@ -1,0 +1,488 @@
+"""``grepgraph serve``: the code-search graph over HTTP with LangServe.
+
+Routes (``create_app``)::
+
+    POST /search/invoke      one search          {"input": {"query": "...", "limit": 5, "repo": "myrepo"}}
+    POST /search/batch       several searches    {"inputs": [{...}, {...}]}
+    POST /search/stream      server-sent events (one ``data`` event with the whole answer, then ``end``)
+    GET  /search/input_schema, /search/output_schema, /search/playground/
+    GET  /health             ``ok``, the served repositories and the state of each index
+
+What a client may do is narrow on purpose:
+
+- only the repositories given to :func:`create_app` are searchable, chosen with the input's
+  ``repo`` (a repository's directory name, or its exact absolute path; default: the first);
+  anything else — ``../x``, another absolute path, an unknown name — is a 422;
+- run settings (LLM URL, index location, ...) are the server's (``settings=``); LangServe drops
+  any ``configurable`` a client sends, and the input model forbids unknown keys;
+- request bodies over ``max_body_bytes`` (1 MB) get a 413, searches over ``timeout_s`` (30 s) a 504;
+  invalid input is a 422, a repository without an index a 404 — never a 500 with a traceback;
+- the server binds 127.0.0.1 unless told otherwise, and warns when it is not on loopback.
+
+LangServe is in maintenance mode upstream (bug fixes only, no new features). The forward path
+for serving LangGraph graphs is the LangGraph Agent Server: ``langgraph dev`` reads this project's
+``langgraph.json`` and serves the same ``code_search`` graph with threads, streaming modes, the
+``Context`` form in Studio and the ``langgraph_sdk`` client. This module stays for callers that want
+a small, stateless HTTP endpoint or a ``RemoteRunnable`` in an LCEL chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langserve import add_routes
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from graphs.nodes import MAX_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
+from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+MAX_BODY_BYTES = 1_000_000
+SEARCH_TIMEOUT_S = 30.0
+MAX_CONCURRENT_SEARCHES = 8
+READY_RECHECK_S = 5.0
+DEFAULT_LIMIT = 10
+MAX_TERMS = 64
+MAX_TERM_CHARS = 200
+
+
+class RepoNotServed(ValueError):
+    """The requested repository is not one this server was started with."""
+
+
+class SearchTimedOut(Exception):
+    """A search ran longer than the server allows."""
+
+
+# --------------------------------------------------------------------------- repositories
+@dataclass(frozen=True)
+class ServedRepo:
+    """One searchable repository: the name clients use, its root and its index."""
+
+    name: str
+    path: Path
+    index_dir: Path
+
+    def index_state(self) -> dict[str, str]:
+        """``{"index": "ready"}`` or ``{"index": "missing", "detail": ...}`` (reads, never writes)."""
+        try:
+            CodeIndex(self.path, self.index_dir).require()
+        except IndexError_ as error:
+            return {"index": "missing" if isinstance(error, IndexMissing) else "error", "detail": str(error)}
+        return {"index": "ready"}
+
+
+class RepoCatalog:
+    """The repositories a server may search, looked up by name or exact absolute path."""
+
+    def __init__(self, repos: Sequence[str | os.PathLike], index_dirs: Mapping[str, str | os.PathLike] | None = None):
+        """Resolve every repository once; raise ``ValueError`` for one that is not a directory."""
+        if not repos:
+            raise ValueError("no repository to serve")
+        index_dirs = {str(Path(k).expanduser().resolve()): Path(v).expanduser().resolve()
+                      for k, v in (index_dirs or {}).items()}
+        self.entries: list[ServedRepo] = []
+        self._by_path: dict[str, ServedRepo] = {}
+        for given in repos:
+            path = Path(given).expanduser().resolve()
+            if not path.is_dir():
+                raise ValueError(f"repository not found or not a directory: {given}")
+            if str(path) in self._by_path:
+                continue
+            entry = ServedRepo(path.name, path, index_dirs.get(str(path), default_index_dir(path)))
+            self.entries.append(entry)
+            self._by_path[str(path)] = entry
+            self._by_path.setdefault(os.path.abspath(os.path.expanduser(str(given))), entry)
+        names: dict[str, list[ServedRepo]] = {}
+        for entry in self.entries:
+            names.setdefault(entry.name, []).append(entry)
+        self._by_name = {name: found[0] for name, found in names.items() if len(found) == 1}
+        self._ambiguous = {name for name, found in names.items() if len(found) > 1}
+
+    @property
+    def names(self) -> list[str]:
+        """The names clients can pass as ``repo``."""
+        return [entry.name for entry in self.entries]
+
+    @property
+    def default(self) -> ServedRepo:
+        """The repository searched when the input names none."""
+        return self.entries[0]
+
+    def lookup(self, value: str | None) -> ServedRepo:
+        """The served repository ``value`` names, or :class:`RepoNotServed` saying what is served."""
+        if value is None or value == "":
+            return self.default
+        if not isinstance(value, str):
+            raise RepoNotServed("repo must be a string")
+        if value in self._by_name:
+            return self._by_name[value]
+        if value in self._ambiguous:
+            raise RepoNotServed(f"repo {value!r} names several served repositories; pass its absolute path")
+        if os.path.isabs(value) and "\x00" not in value:
+            # Lexical normalisation only: no resolve(), so "/srv/a/../b" never reaches a served "/srv/b".
+            entry = self._by_path.get(str(Path(value)))
+            if entry is not None and ".." not in Path(value).parts:
+                return entry
+        shown = value if len(value) <= 200 else value[:200] + "..."
+        raise RepoNotServed(
+            f"repo {shown!r} is not served here; use one of: {', '.join(self.names)} (a name or its absolute path)"
+        )
+
+
+# --------------------------------------------------------------------------- input and output types
+def search_request_model(catalog: RepoCatalog) -> type[BaseModel]:
+    """The pydantic input type of ``/search``: what LangServe validates before the graph runs."""
+
+    class SearchRequest(BaseModel):
+        """One code search."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                           description="What to look for: a symbol, a phrase, a question or an issue report.")
+        limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="How many results to return.")
+        focus: Literal["implementation", "tests", "all"] | None = Field(
+            None, description="Prefer implementation or test files (default: guessed from the query).")
+        intent: str | None = Field(None, max_length=4000, description="Background that steers an ambiguous query.")
+        rewrite: bool | None = Field(None, description="Force (true) or forbid (false) the LLM rewrite.")
+        rerank: bool | None = Field(None, description="Force (true) or forbid (false) the LLM rerank.")
+        keywords: list[str] | None = Field(None, max_length=MAX_TERMS,
+                                           description="Exact identifiers or terms to match lexically.")
+        concepts: list[str] | None = Field(None, max_length=MAX_TERMS,
+                                           description="Ideas to match semantically.")
+        passage: str | None = Field(None, max_length=MAX_QUERY_CHARS,
+                                    description="A hypothetical code passage to match semantically.")
+        repo: str | None = Field(None, max_length=4096, description=(
+            f"Repository to search: one of {', '.join(catalog.names)} (name or absolute path). "
+            f"Default: {catalog.default.name}."))
+
+        @field_validator("query")
+        @classmethod
+        def _query_has_text(cls, value: str) -> str:
+            if not value.strip():
+                raise ValueError("query is empty")
+            return value
+
+        @field_validator("keywords", "concepts")
+        @classmethod
+        def _short_terms(cls, value: list[str] | None) -> list[str] | None:
+            if value and any(len(term) > MAX_TERM_CHARS for term in value):
+                raise ValueError(f"each term may have at most {MAX_TERM_CHARS} characters")
+            return value
+
+        @field_validator("repo")
+        @classmethod
+        def _served_repo(cls, value: str | None) -> str | None:
+            catalog.lookup(value)
+            return value
+
+    return SearchRequest
+
+
+class SearchResult(BaseModel):
+    """One ranked result (graph questions add ``line``, ``relation`` and ``via``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    score: float
+    snippet: str = ""
+
+
+class SearchResponse(BaseModel):
+    """Ranked results and the graph's trace of decisions."""
+
+    results: list[SearchResult]
+    trace: list[dict[str, Any]]
+
+
+# --------------------------------------------------------------------------- the runnable
+def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = None,
+                    timeout_s: float = SEARCH_TIMEOUT_S, max_concurrency: int = MAX_CONCURRENT_SEARCHES,
+                    graph: Runnable | None = None) -> Runnable:
+    """The graph behind a guard: validate, map ``repo`` to the run's context, bound the time.
+
+    Raises :class:`RepoNotServed` / :class:`InvalidSearchInput` for bad input, ``IndexMissing`` when
+    the repository has no index, :class:`SearchTimedOut` after ``timeout_s`` (async path only).
+    """
+    if graph is None:
+        from graphs.code_search import graph as compiled
+
+        graph = compiled
+    server_settings = dict(settings or {})
+    server_settings.pop("repo", None)
+    server_settings.pop("index_dir", None)
+    gate = asyncio.Semaphore(max_concurrency)
+
+    def prepare(request: Any) -> tuple[dict, dict]:
+        if isinstance(request, BaseModel):
+            request = request.model_dump()
+        if not isinstance(request, Mapping):
+            raise InvalidSearchInput("input must be an object with a query")
+        request = {key: value for key, value in request.items() if value is not None}
+        served = catalog.lookup(request.pop("repo", None))
+        validate_input(request, DEFAULT_LIMIT)
+        context = {**server_settings, "repo": str(served.path), "index_dir": str(served.index_dir)}
+        return request, context
+
+    def search(request: Any, config: RunnableConfig) -> dict:
+        payload, context = prepare(request)
+        return graph.invoke(payload, config, context=context)
+
+    async def asearch(request: Any, config: RunnableConfig) -> dict:
+        payload, context = prepare(request)
+
+        async def bounded() -> dict:
+            async with gate:
+                return await graph.ainvoke(payload, config, context=context)
+
+        try:
+            return await asyncio.wait_for(bounded(), timeout_s)
+        except asyncio.TimeoutError:
+            raise SearchTimedOut(f"search took longer than {timeout_s:g}s and was stopped") from None
+
+    return RunnableLambda(search, afunc=asearch, name="code_search")
+
+
+# --------------------------------------------------------------------------- the app
+class BodySizeLimit:
+    """ASGI middleware: a 413 for bodies over ``max_bytes`` (declared or, if chunked, as read)."""
+
+    def __init__(self, app: Any, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            try:
+                too_big = int(declared) > self.max_bytes
+            except ValueError:
+                await self._reject(send, 400, "invalid Content-Length header")
+                return
+            if too_big:
+                await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
+                return
+            await self.app(scope, receive, send)
+            return
+        if scope.get("method") not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        # No Content-Length (chunked): read at most max_bytes + 1, then replay what was read.
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.max_bytes:
+                await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
+                return
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _reject(send: Any, status: int, message: str) -> None:
+        body = json.dumps({"detail": message}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _error(status: int, message: str, errors: list | None = None) -> JSONResponse:
+    content: dict[str, Any] = {"detail": message}
+    if errors:
+        content["errors"] = errors
+    return JSONResponse(status_code=status, content=content)
+
+
+def _validation_errors(raw: Sequence[Any]) -> tuple[str, list[dict]]:
+    """Pydantic / FastAPI errors as ``(one readable line, [{"loc", "msg", "type"}])`` (JSON-safe)."""
+    errors = []
+    for item in raw:
+        if isinstance(item, Mapping):
+            loc = [str(part) for part in item.get("loc", ()) if part not in ("body",)]
+            msg = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+            errors.append({"loc": loc, "msg": msg, "type": str(item.get("type", "value_error"))})
+        else:
+            errors.append({"loc": [], "msg": str(item), "type": "value_error"})
+    line = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" if e["loc"] else e["msg"] for e in errors)
+    return line or "invalid request", errors
+
+
+def index_precheck(catalog: RepoCatalog):
+    """A route dependency: 404 before the run starts when a requested repository has no index.
+
+    Without it a missing index surfaces inside the run, which on ``/stream`` is after the
+    response has started (an SSE ``error`` event instead of a status code). Bad input is left
+    to the input model's validation (422).
+    """
+
+    ready_until: dict[str, float] = {}  # a ready index is re-checked at most every READY_RECHECK_S
+
+    async def check(request: Request) -> None:
+        if request.method != "POST":
+            return
+        try:
+            body = await request.json()  # Starlette caches it for LangServe's handler
+        except (ValueError, UnicodeDecodeError):
+            return
+        if not isinstance(body, dict):
+            return
+        inputs = body.get("inputs") if isinstance(body.get("inputs"), list) else [body.get("input")]
+        wanted: dict[str, ServedRepo] = {}
+        for item in inputs:
+            if not isinstance(item, dict):
+                continue
+            try:
+                entry = catalog.lookup(item.get("repo"))
+            except RepoNotServed:
+                continue
+            wanted[str(entry.path)] = entry
+        for key, entry in wanted.items():
+            if ready_until.get(key, 0.0) > time.monotonic():
+                continue
+            state = await asyncio.to_thread(entry.index_state)
+            if state["index"] != "ready":
+                ready_until.pop(key, None)
+                raise HTTPException(404, state["detail"])
+            ready_until[key] = time.monotonic() + READY_RECHECK_S
+
+    return check
+
+
+def create_app(repos: Sequence[str | os.PathLike], *, index_dirs: Mapping[str, str | os.PathLike] | None = None,
+               settings: Mapping[str, Any] | None = None, max_body_bytes: int = MAX_BODY_BYTES,
+               timeout_s: float = SEARCH_TIMEOUT_S, max_concurrency: int = MAX_CONCURRENT_SEARCHES,
+               graph: Runnable | None = None) -> FastAPI:
+    """The FastAPI app serving ``/search`` (LangServe) and ``/health`` for ``repos``.
+
+    Args:
+        repos: Repository roots clients may search; the first is the default.
+        index_dirs: Index location per repository root (default ``<repo>/.grepgraph``).
+        settings: Server-side ``Context`` values for every search (e.g. ``{"llm_enabled": False}``);
+            clients cannot change them.
+        max_body_bytes: Larger request bodies get a 413.
+        timeout_s: Longer searches are stopped with a 504.
+        max_concurrency: Searches running at once; more wait (within ``timeout_s``).
+        graph: The compiled graph (default ``graphs.code_search.graph``).
+    """
+    catalog = RepoCatalog(repos, index_dirs)
+    app = FastAPI(title="grepgraph", version=_version(),
+                  description="Code search as a LangGraph graph (LangServe endpoint; see /search/playground/).")
+    app.state.catalog = catalog
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        return _error(422, *_validation_errors(error.errors()))
+
+    @app.exception_handler(ValidationError)
+    async def _model_invalid(request: Request, error: ValidationError) -> JSONResponse:
+        # LangServe's /batch validates each input outside its own error translation.
+        return _error(422, *_validation_errors(error.errors(include_context=False)))
+
+    @app.exception_handler(InvalidSearchInput)
+    async def _search_invalid(request: Request, error: InvalidSearchInput) -> JSONResponse:
+        return _error(422, str(error))
+
+    @app.exception_handler(RepoNotServed)
+    async def _repo_not_served(request: Request, error: RepoNotServed) -> JSONResponse:
+        return _error(422, str(error))
+
+    @app.exception_handler(IndexError_)
+    async def _no_index(request: Request, error: IndexError_) -> JSONResponse:
+        return _error(404, str(error))
+
+    @app.exception_handler(SearchTimedOut)
+    async def _timed_out(request: Request, error: SearchTimedOut) -> JSONResponse:
+        return _error(504, str(error))
+
+    @app.get("/health")
+    async def health() -> dict:
+        """Liveness plus, per served repository, whether its index is ready."""
+        states = await asyncio.gather(*(asyncio.to_thread(entry.index_state) for entry in catalog.entries))
+        served = [{"name": entry.name, "path": str(entry.path), "index_dir": str(entry.index_dir), **state}
+                  for entry, state in zip(catalog.entries, states)]
+        return {"status": "ok", "ready": all(item["index"] == "ready" for item in served), "repos": served}
+
+    runnable = search_runnable(catalog, settings, timeout_s, max_concurrency, graph)
+    add_routes(app, runnable, path="/search", input_type=search_request_model(catalog),
+               output_type=SearchResponse, dependencies=[Depends(index_precheck(catalog))])
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    return app
+
+
+def _version() -> str:
+    from retrievers import __version__
+
+    return __version__
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: Any) -> int:
+    """Entry point of ``grepgraph serve`` (``args.host``, ``args.port``, ``args.repo``)."""
+    import uvicorn
+
+    host = getattr(args, "host", None) or DEFAULT_HOST
+    port = getattr(args, "port", None) or DEFAULT_PORT
+    repos = list(getattr(args, "repo", None) or []) or [os.environ.get("GREPGRAPH_REPO") or os.getcwd()]
+    index_dirs = {}
+    if len(repos) == 1 and os.environ.get("GREPGRAPH_INDEX_DIR"):
+        index_dirs[repos[0]] = os.environ["GREPGRAPH_INDEX_DIR"]
+    app = create_app(repos, index_dirs=index_dirs)
+    catalog: RepoCatalog = app.state.catalog
+    if not is_loopback(host):
+        sys.stderr.write(f"grepgraph: warning: serving on {host}, not loopback: anyone who can reach this "
+                         f"port can search {', '.join(catalog.names)}. There is no authentication.\n")
+    for entry in catalog.entries:
+        state = entry.index_state()
+        note = "ready" if state["index"] == "ready" else state["detail"]
+        sys.stderr.write(f"grepgraph: serving {entry.name} ({entry.path}): {note}\n")
+    shown = f"[{host}]" if ":" in host else host
+    sys.stderr.write(f"grepgraph: playground at http://{shown}:{port}/search/playground/\n")
+    uvicorn.run(app, host=host, port=port, log_level="info")
+    return 0

@@ -1,0 +1,201 @@
+"""The real graph and the real ``ChatOllama`` client against the Ollama-protocol test server, mode by mode.
+
+Whatever the server does — answer, stall, hang, fail, reset, talk nonsense or not listen at all —
+a search must still come back with results, within ``llm_timeout_s`` plus a little, and its
+trace must say what happened to the LLM call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from graphs.code_search import graph
+from graphs.llm import reset_llm_state
+from graphs.resources import forget_searchers
+from retrievers.index import CodeIndex
+from tests.ollama_server import OllamaTestServer, closed_port
+
+pytestmark = pytest.mark.slow
+
+SAMPLE_REPO = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
+LLM_TIMEOUT_S = 1.0
+SLACK_S = 1.5
+REWRITE_TERMS = ["store_parse_result", "insert edges", "executemany"]
+RERANK_ORDER = [3, 1]
+QUESTION = "how are call edges saved into the database?"
+RERANK_QUERY = "where are call edges written"
+
+# mode -> the start of the trace's ``llm`` outcome for (rewrite, rerank)
+FAILURES = {
+    "slow": (f"timeout after {LLM_TIMEOUT_S:g}s",) * 2,
+    "hang": (f"timeout after {LLM_TIMEOUT_S:g}s",) * 2,
+    "http_500": ("error: ResponseError",) * 2,
+    "http_503": ("error: ResponseError",) * 2,
+    "garbage": ("invalid reply: no JSON object",) * 2,
+    "invalid_json_stream": ("error:",) * 2,
+    "wrong_shape": ("invalid reply: no usable terms", "invalid reply: no valid indices"),
+    "wrong_shape_stream": ("error:",) * 2,
+    "reset": ("error:",) * 2,
+    "refuse": ("skipped: unreachable",) * 2,
+}
+SUCCESSES = ("ok", "think", "wrong_model")
+
+
+def prompt_text(request: dict) -> str:
+    return "\n".join(str(message.get("content", "")) for message in request.get("messages") or [])
+
+
+def is_rerank_request(request: dict) -> bool:
+    return "Candidates, numbered" in prompt_text(request)
+
+
+def responder(request: dict) -> str:
+    """Rerank JSON for rerank prompts, rewrite JSON for everything else."""
+    if is_rerank_request(request):
+        return json.dumps({"ranking": RERANK_ORDER})
+    return json.dumps({"terms": REWRITE_TERMS, "focus": "implementation"})
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory) -> dict[str, str]:
+    """The fixture repository copied and indexed (real MiniLM vectors, embedded Chroma), once per session."""
+    root = tmp_path_factory.getbasetemp() / "indexed_sample_repo"
+    repo, index_dir = root / "repo", root / "index"
+    if not (root / "ready").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(SAMPLE_REPO, repo)
+        CodeIndex(repo, index_dir).update()
+        (root / "ready").touch()
+    context = {"repo": str(repo), "index_dir": str(index_dir)}
+    # Open the searcher and load the query embedder once, so timed searches measure the LLM path.
+    forget_searchers()
+    graph.invoke({"query": "warm up", "rewrite": False, "rerank": False}, context=context)
+    yield context
+    forget_searchers()
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch, tmp_path):
+    """No outside settings; reachability and cached rewrites are module-wide, so reset them."""
+    for name in list(os.environ):
+        if name.startswith("GREPGRAPH_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    reset_llm_state()
+    yield
+    reset_llm_state()
+
+
+@pytest.fixture
+def server():
+    with OllamaTestServer(responder=responder, delay_s=0.5, hang_s=10.0) as running:
+        yield running
+
+
+def llm_context(index: dict, base_url: str, retry_after_s: float = 0.5) -> dict:
+    return {**index, "llm_base_url": base_url, "llm_timeout_s": LLM_TIMEOUT_S, "llm_retry_after_s": retry_after_s}
+
+
+def timed_search(query: dict, context: dict) -> tuple[dict, float]:
+    started = time.perf_counter()
+    output = graph.invoke(query, context=context)
+    return output, time.perf_counter() - started
+
+
+def trace_entry(output: dict, node: str) -> dict:
+    (entry,) = [entry for entry in output["trace"] if entry["node"] == node]
+    return entry
+
+
+# --------------------------------------------------------------------------- every mode, each LLM stage
+@pytest.mark.parametrize("mode", [*SUCCESSES, *FAILURES])
+def test_rewrite_in_every_mode(sample_index, server, mode):
+    server.mode = mode
+    output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": False},
+                                   llm_context(sample_index, server.base_url))
+    assert output["results"], mode
+    assert seconds < LLM_TIMEOUT_S + SLACK_S, f"{mode}: {seconds:.2f}s"
+    entry = trace_entry(output, "rewrite")
+    if mode in SUCCESSES:
+        assert (entry["decision"], entry["llm"], entry["terms"]) == ("rewritten", "ok", REWRITE_TERMS)
+    else:
+        assert entry["decision"] == "fallback: original query only"
+        assert entry["llm"].startswith(FAILURES[mode][0]), entry["llm"]
+    if mode.startswith("http_"):
+        assert mode.removeprefix("http_") in entry["llm"]
+
+
+@pytest.mark.parametrize("mode", [*SUCCESSES, *FAILURES])
+def test_rerank_in_every_mode(sample_index, server, mode):
+    server.mode = mode
+    output, seconds = timed_search({"query": RERANK_QUERY, "rewrite": False, "rerank": True},
+                                   llm_context(sample_index, server.base_url))
+    assert output["results"], mode
+    assert seconds < LLM_TIMEOUT_S + SLACK_S, f"{mode}: {seconds:.2f}s"
+    entry = trace_entry(output, "rerank")
+    if mode in SUCCESSES:
+        assert (entry["decision"], entry["llm"], entry["ranked"]) == ("reranked", "ok", len(RERANK_ORDER))
+    else:
+        assert entry["decision"] == "fallback: fused order kept"
+        assert entry["llm"].startswith(FAILURES[mode][1]), entry["llm"]
+
+
+# --------------------------------------------------------------------------- the requests themselves
+def test_rewrite_and_rerank_send_the_right_requests(sample_index, server):
+    output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": True},
+                                   llm_context(sample_index, server.base_url))
+    assert seconds < LLM_TIMEOUT_S + SLACK_S
+    assert trace_entry(output, "rewrite")["terms"] == REWRITE_TERMS
+    assert trace_entry(output, "rerank")["decision"] == "reranked"
+    assert output["results"]
+
+    rewrite_request, rerank_request = server.requests_to("/api/chat")
+    assert not is_rerank_request(rewrite_request) and is_rerank_request(rerank_request)
+    for request in (rewrite_request, rerank_request):
+        assert request["model"] == "qwen2.5:3b"
+        assert request["format"] == "json"
+        assert QUESTION in prompt_text(request)
+    assert "store_parse_result" in prompt_text(rewrite_request)  # the symbol hints
+    assert "[1] " in prompt_text(rerank_request) and "graphstore/" in prompt_text(rerank_request)
+
+
+def test_the_rewrite_is_sent_once_per_question(sample_index, server):
+    context = llm_context(sample_index, server.base_url)
+    timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    assert trace_entry(output, "rewrite")["decision"] == "cached"
+    assert len(server.requests_to("/api/chat")) == 1
+
+
+# --------------------------------------------------------------------------- an unreachable server
+def test_a_closed_port_is_probed_once_then_skipped(sample_index):
+    context = llm_context(sample_index, f"http://127.0.0.1:{closed_port()}", retry_after_s=30.0)
+    first, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": True}, context)
+    assert trace_entry(first, "rewrite")["llm"].startswith("skipped: unreachable (http://127.0.0.1:")
+    assert trace_entry(first, "rerank")["llm"] == "skipped: unreachable (cached)"
+    assert first["results"]
+
+    second, seconds = timed_search({"query": "where are call edges written?", "rewrite": True, "rerank": True},
+                                   context)
+    assert trace_entry(second, "rewrite")["llm"] == "skipped: unreachable (cached)"
+    assert trace_entry(second, "rerank")["llm"] == "skipped: unreachable (cached)"
+    assert trace_entry(second, "rewrite")["llm_ms"] < 50
+    assert seconds < 1.0
+    assert second["results"]
+
+
+def test_the_llm_is_tried_again_after_retry_after(sample_index, server):
+    context = llm_context(sample_index, server.base_url, retry_after_s=0.5)
+    server.mode = "refuse"
+    output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    assert trace_entry(output, "rewrite")["llm"].startswith("skipped: unreachable")
+    server.mode = "ok"
+    time.sleep(0.6)
+    output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    assert trace_entry(output, "rewrite")["decision"] == "rewritten"
