@@ -20,7 +20,9 @@ Steps, all on a *copy* of the corpus (the original is only read):
 
 ``--index-dir`` is the benchmark's own directory: ``corpus/`` (the copy), ``index/`` and
 ``index-rank_bm25/``. By default it is a fresh temporary directory, removed at the end
-unless ``--keep``. Progress goes to stderr.
+unless ``--keep``. The machine-wide embedding cache is pointed at a file in that directory
+(unless it is switched off), so a "from scratch" index really embeds everything and the
+user's cache is neither read nor filled. Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ COPY_IGNORED = ("site-packages", "__pycache__", "*.pyc")
 # The file the one-file-changed step appends to, when the corpus has it (else the first non-test .py).
 PROBE_FILE_PREFERENCES = ("json/decoder.py",)
 PROGRESS_EVERY_S = 15.0
+# The indexer's machine-wide embedding cache (retrievers/embedding_cache.py); "off" disables it.
+EMBEDDING_CACHE_ENV = "GREPGRAPH_EMBEDDING_CACHE"
 
 # Realistic queries against the standard library, by kind. Issue texts name stdlib files the way
 # a user's traceback does (absolute paths of *their* interpreter), so path mentions must match by suffix.
@@ -493,27 +497,40 @@ def print_tables(report: dict) -> None:
     machine = report["machine"]
     print(f"## grepgraph speed — {report['corpus']}")
     print()
-    print(f"Copy: `{report['copy']}` ({report['copy_seconds']} s to copy). Python {machine['python']}, "
+    copied = "reused" if report["copy_seconds"] is None else f"{report['copy_seconds']} s to copy"
+    print(f"Copy: `{report['copy']}` ({copied}). Python {machine['python']}, "
           f"{machine['cpus']} CPUs, load average {machine['loadavg_start']} at start, {machine['loadavg_end']} at end.")
     print()
     print("| step | wall s | update s | phases s | files | changed | chunks | chunks/s | vectors embedded "
           "| peak RSS MB | target (update s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in report["indexing"]:
-        if row.get("skipped"):
+        if row.get("not_run"):
             print(f"| {row['step']} | skipped (--skip-full) |  |  |  |  |  |  |  |  |  |")
             continue
         phases = ", ".join(f"{name} {value:g}" for name, value in row["phases"].items())
+        verdict = target_mark(row["seconds"], row.get("target_s"))
+        if row.get("rebuilt"):
+            # An index written by another format or settings is rebuilt, whatever changed on disk.
+            verdict = "REBUILT: the index format/settings changed, not comparable"
         rate = round(row["chunks_added"] / row["seconds"]) if row["seconds"] else ""
         print(f"| {row['step']} | {row['wall_s']:.1f} | {row['seconds']:.2f} | {phases} | {row['files']} "
               f"| {row['files_changed']} | {row['chunks']} | {rate} | {row['vectors_embedded']} "
-              f"| {row['peak_rss_mb']:.0f} | {target_mark(row['seconds'], row.get('target_s'))} |")
-    full = next((r for r in report["indexing"] if r["step"] == "full index" and not r.get("skipped")), None)
+              f"| {row['peak_rss_mb']:.0f} | {verdict} |")
+    full = next((r for r in report["indexing"] if r["step"].startswith("full index") and not r.get("not_run")), None)
     if full:
         print()
         print(f"Lexical search usable after {full['lexical_ready_s']:.1f} s of the full index "
-              f"(start-up {full['startup_s']:.1f} s + scan + parse + store+bm25); vectors complete at "
-              f"{full['wall_s']:.1f} s.")
+              f"(start-up {full['startup_s']:.1f} s + scan + parse + store+bm25)"
+              + (f"; vectors complete at {full['wall_s']:.1f} s." if "embed" in full["phases"] else "."))
+    vectors = report["vectors"]
+    pending = sum(vectors["pending"].values())
+    if not report["embed"] or pending:
+        print()
+        print(f"**Indexing steps ran {'without' if not report['embed'] else 'with'} the embedding phase; "
+              f"{pending} of {vectors['chunks'] * len(vectors['views'])} vectors ({vectors['chunks']} chunks × "
+              f"{'+'.join(vectors['views'])}) are missing, so search latency is measured on a partial vector "
+              "collection.**")
     probe = report["probe"]
     print()
     print(f"One-file change: appended `{probe['name']}` to `{probe['file']}`; a fresh searcher opened in "
@@ -528,7 +545,7 @@ def print_tables(report: dict) -> None:
     print("|---|---|---|---|---|---|")
     rows = [("`Searcher.search` (default: BM25 + vectors + symbols + mentions)", search["search"])]
     rows += [(f"  … {kind} queries", stats) for kind, stats in search["search_by_kind"].items()]
-    rows += [("`dense_scores` alone (query embedding + Chroma, both views)", search["dense"]),
+    rows += [("`dense_scores` alone (query embedding + Chroma, embedded views)", search["dense"]),
              ("`lexical_scores`, bm25s", search["bm25s"]),
              ("`lexical_scores`, rank_bm25 (same tokens)", search["rank_bm25"])]
     for name, stats in rows:
@@ -550,7 +567,12 @@ def run(args: argparse.Namespace) -> dict:
     if is_inside(bench_dir, source) or is_inside(source, bench_dir):
         raise SystemExit(f"--index-dir {bench_dir} must be outside the corpus {source} (the corpus is never written)")
     main_dir, rank_dir = bench_dir / "index", bench_dir / "index-rank_bm25"
-    report: dict = {"corpus": str(source), "bench_dir": str(bench_dir), "indexing": [], "machine": {
+    if os.environ.get(EMBEDDING_CACHE_ENV, "").lower() not in ("off", "0", "false", "none"):
+        os.environ[EMBEDDING_CACHE_ENV] = str(bench_dir / "embedding-cache.sqlite")  # inherited by the children
+    embed = not args.no_embed
+    suffix = "" if embed else " (no vectors)"
+    report: dict = {"corpus": str(source), "bench_dir": str(bench_dir), "indexing": [], "embed": embed,
+                    "embedding_cache": os.environ[EMBEDDING_CACHE_ENV], "machine": {
         "python": platform.python_version(), "cpus": os.cpu_count(),
         "loadavg_start": " ".join(f"{x:.1f}" for x in os.getloadavg())}}
     try:
@@ -558,29 +580,33 @@ def run(args: argparse.Namespace) -> dict:
             copy = indexed_repo(main_dir)
             if not copy.is_dir() or not is_inside(copy, bench_dir):
                 raise SystemExit(f"the index in {main_dir} was built from {copy}, not a copy inside {bench_dir}")
-            report["copy_seconds"] = "reused"
-            report["indexing"].append({"step": "full index", "skipped": True})
+            report["copy_seconds"] = None
+            report["indexing"].append({"step": "full index", "not_run": True})
         else:
             if bench_dir.exists() and any(bench_dir.iterdir()) and not created:
                 raise SystemExit(f"--index-dir {bench_dir} is not empty; give a fresh one, or --skip-full to reuse it")
             copy = bench_dir / "corpus"
             report["copy_seconds"] = copy_corpus(source, copy)
-            full = run_index(copy, main_dir, "full index")
+            full = run_index(copy, main_dir, "full index" + suffix, embed=embed)
             before_vectors = sum(v for name, v in full["phases"].items() if name != "embed")
             full["lexical_ready_s"] = round(full["startup_s"] + before_vectors, 3)
             report["indexing"].append(full)
         report["copy"] = str(copy)
 
-        report["indexing"].append({**run_index(copy, main_dir, "re-index, nothing changed"),
+        report["indexing"].append({**run_index(copy, main_dir, "re-index, nothing changed" + suffix, embed=embed),
                                    "target_s": TARGET_NO_CHANGE_S})
         changed = probe_file(copy)
         name = append_probe(changed)
-        report["indexing"].append({**run_index(copy, main_dir, "re-index, one file changed"),
+        report["indexing"].append({**run_index(copy, main_dir, "re-index, one file changed" + suffix, embed=embed),
                                    "target_s": TARGET_ONE_FILE_S})
         report["indexing"].append(run_index(copy, rank_dir, "rank_bm25 index, no vectors", backend="rank_bm25",
                                             embed=False))
 
-        main, main_open = open_searcher(CodeIndex(copy, main_dir))
+        main_index = CodeIndex(copy, main_dir)
+        status = main_index.status()
+        report["vectors"] = {"chunks": status["chunks"], "views": status["views"],
+                             "pending": status["vectors_pending"]}
+        main, main_open = open_searcher(main_index)
         rank_index = CodeIndex(copy, rank_dir, settings=IndexSettings(bm25_backend="rank_bm25"))
         rank, rank_open = open_searcher(rank_index)
         report["open_s"] = {"bm25s": main_open, "rank_bm25": rank_open}
@@ -613,6 +639,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--queries", type=int,
                         help=f"use the first N queries, a mix of kinds (default: all {len(select_queries(None))})")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--no-embed", action="store_true",
+                        help="index without the embedding phase (lexical only; search uses whatever vectors exist)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     parser.add_argument("--save", type=Path, help="also write the JSON report to this file")
     args = parser.parse_args()

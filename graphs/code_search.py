@@ -22,9 +22,9 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from . import nodes
-from .context import Context
-from .state import SearchInput, SearchOutput, SearchState
+from graphs import nodes
+from graphs.context import Context
+from graphs.state import SearchInput, SearchOutput, SearchState
 
 
 def route_after_classify(state: SearchState) -> Literal["lookup_symbol_graph", "should_rewrite"]:
@@ -47,20 +47,24 @@ def fan_out(state: SearchState) -> list[Send]:
     depth = max(nodes.CANDIDATE_DEPTH, state["limit"] * 3)
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
+    weights = state.get("query_weights") or {"original": 1.0, "derived": 0.6}
     tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
-              "weight": 1.0, "depth": depth}]
+              "weight": weights["original"], "depth": depth}]
     for number, part in enumerate(state.get("sub_queries") or [], start=1):
         tasks.append({"label": f"sub-query {number}", "query": part, "keywords": [], "dense_text": "",
-                      "weight": 0.6, "depth": depth})
+                      "weight": weights["derived"], "depth": depth})
     if state.get("rewrite_terms"):
         terms = " ".join(state["rewrite_terms"])
         tasks.append({"label": "rewrite", "query": terms, "keywords": [], "dense_text": terms,
-                      "weight": 0.6, "depth": depth})
+                      "weight": weights["derived"], "depth": depth})
     return [Send("retrieve", task) for task in tasks]
 
 
 def route_after_merge(state: SearchState) -> Literal["rewrite", "should_rerank", "adjust_focus"]:
-    """Zero results: one forced rewrite (bounded by ``rewrite_attempts``), then give up cleanly."""
+    """Zero results: one forced rewrite (bounded by ``rewrite_attempts``), then give up cleanly.
+
+    The ``rewrite`` node itself declines when the LLM is disabled, so this stays a pure function of the state.
+    """
     if state.get("fused"):
         return "should_rerank"
     if state.get("rewrite_attempts", 0) == 0 and state.get("rewrite") is not False:

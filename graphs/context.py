@@ -66,9 +66,14 @@ class Context:
 def _coerce(value: Any, annotation: Any) -> Any:
     kind = annotation if isinstance(annotation, type) else type(annotation)
     if annotation in (bool, "bool"):
-        if isinstance(value, str):
-            return value.strip().lower() in ("1", "true", "yes", "on")
-        return bool(value)
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"expected true/false, got {value!r}")
     if annotation in (int, "int"):
         return int(value)
     if annotation in (float, "float"):
@@ -99,7 +104,11 @@ def load_overrides(path: Path | None = None, environ: dict[str, str] | None = No
         unknown = sorted(set(table) - names)
         if unknown:
             raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}")
-        values.update({k: _coerce(v, hints[k]) for k, v in table.items()})
+        for key, value in table.items():
+            try:
+                values[key] = _coerce(value, hints[key])
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{path}: {key} = {value!r}: {error}") from None
     for name in names:
         raw = environ.get(f"GREPGRAPH_{name.upper()}")
         if raw is not None:

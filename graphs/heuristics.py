@@ -24,7 +24,7 @@ SYMBOL = r"`?([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\)
 # relation -> patterns whose group(1) is the symbol
 GRAPH_PATTERNS: dict[str, list[re.Pattern[str]]] = {
     "callers": [re.compile(p, re.I) for p in (
-        rf"^(?:who|what|which \w+)\s+(?:calls|invokes|uses)\s+{SYMBOL}\s*\??$",
+        rf"^(?:who|what|(?:which|what) \w+)\s+(?:calls?|invokes?|uses?)\s+{SYMBOL}\s*\??$",
         rf"^(?:find |show |list )?(?:the )?(?:callers|call sites|usages|uses) of\s+{SYMBOL}\s*\??$",
         rf"^where (?:is|are)\s+{SYMBOL}\s+(?:called|invoked|used)\s*\??$",
     )],
@@ -205,18 +205,15 @@ def parse_json_object(text: str) -> dict | None:
         return value if isinstance(value, dict) else None
     except (ValueError, TypeError):
         pass
+    decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
-        depth = 0
-        for end in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
-            if depth == 0:
-                try:
-                    value = json.loads(text[start : end + 1])
-                    return value if isinstance(value, dict) else None
-                except ValueError:
-                    break
-        start = text.find("{", start + 1)
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        return value if isinstance(value, dict) else None
     return None
 
 

@@ -65,7 +65,8 @@ def _probe(base_url: str) -> bool:
 
 def _is_connection_failure(error: BaseException) -> bool:
     name = type(error).__name__
-    return isinstance(error, (ConnectionError, OSError)) or name in ("ConnectError", "ConnectTimeout")
+    return isinstance(error, (ConnectionError, OSError)) or name in ("ConnectError", "ConnectTimeout") or (
+        name.endswith("Timeout"))
 
 
 class LLMGateway:
@@ -87,7 +88,9 @@ class LLMGateway:
 
             self._chat_model = ChatOllama(
                 model=self.model, base_url=self.base_url, temperature=0, format="json",
-                client_kwargs={"timeout": self.timeout_s}, num_predict=400,
+                # The wall-clock bound below is the real limit; the HTTP client's own timeout sits just
+                # above it so that a stalled call is always reported (and remembered) as a timeout.
+                client_kwargs={"timeout": self.timeout_s + 1.0}, num_predict=400,
             )
         return self._chat_model
 

@@ -66,6 +66,8 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
         raise InvalidSearchInput("query is empty")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidSearchInput(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    if "limit" not in state and not 1 <= limit_default <= MAX_LIMIT:
+        raise InvalidSearchInput(f"the configured default limit ({limit_default}) must be from 1 to {MAX_LIMIT}")
     limit = state.get("limit", limit_default)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidSearchInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
@@ -134,12 +136,12 @@ def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     _, signal = searcher.lexical_scores(tokenize_query(query + " " + " ".join(state.get("keywords") or [])), 2)
     probe = {"top": round(signal.top_score, 3), "second": round(signal.second_score, 3)}
     forced = state.get("rewrite")
-    if forced is not None:
+    if not context.llm_enabled:
+        decision, reason = False, "LLM disabled"
+    elif forced is not None:
         decision, reason = bool(forced), "forced by caller" if forced else "forbidden by caller"
     elif state.get("keywords") or state.get("concepts") or state.get("passage"):
         decision, reason = False, "structured query given by caller"
-    elif not context.llm_enabled:
-        decision, reason = False, "LLM disabled"
     else:
         decision, reason = should_rewrite(
             query, top=signal.top_score, second=signal.second_score, intent=state.get("intent"),
@@ -157,6 +159,9 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
     started = time.perf_counter()
     context = settings(runtime)
     attempts = state.get("rewrite_attempts", 0) + 1
+    if not context.llm_enabled:
+        return {"rewrite_terms": [], "rewrite_attempts": attempts,
+                "trace": _trace("rewrite", started, decision="fallback: original query only", llm="skipped: LLM disabled")}
     gateway = get_gateway(context, chat_model)
     key = (state["query"], state.get("intent", ""), context.llm_model)
     cached = gateway.cached_rewrite(key)
@@ -186,6 +191,7 @@ def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     parts, mode = decompose(state["query"], context.max_sub_queries)
     return {"sub_queries": parts if mode != "single" else [],
+            "query_weights": {"original": context.original_query_weight, "derived": context.derived_query_weight},
             "trace": _trace("decompose", started, decision=mode, sub_queries=parts if mode != "single" else [])}
 
 
@@ -232,12 +238,12 @@ def should_rerank_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     original = next((e for e in state.get("candidate_lists", []) if e["label"] == "original"), None) or {}
     forced = state.get("rerank")
-    if forced is not None:
+    if not context.llm_enabled:
+        decision, reason = False, "LLM disabled"
+    elif forced is not None:
         decision, reason = bool(forced), "forced by caller" if forced else "forbidden by caller"
         if decision and len(state.get("fused", [])) < 2:
             decision, reason = False, "fewer than 2 candidates"
-    elif not context.llm_enabled:
-        decision, reason = False, "LLM disabled"
     else:
         decision, reason = should_rerank(
             state["query"], top=original.get("top", 0.0), second=original.get("second", 0.0),
@@ -277,7 +283,9 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     ids = [hit["id"] for hit in top]
     blended = blend_rerank(ids, [ids[i] for i in order], context.rerank_keep_weight)
     by_id = {hit["id"]: hit for hit in top}
-    reranked = [by_id[i] for i in blended] + fused[len(top):]
+    # The new order inherits the old scores rank by rank, so later stages (focus) keep it.
+    scores = [hit["score"] for hit in top]
+    reranked = [{**by_id[i], "score": score} for i, score in zip(blended, scores)] + fused[len(top):]
     dropped = (len(ranking) if isinstance(ranking, list) else 0) - len(order)
     return {"fused": reranked,
             "trace": _trace("rerank", started, decision="reranked", llm=reply.outcome, llm_ms=reply.milliseconds,

@@ -72,6 +72,7 @@ class SearchState(TypedDict, total=False):
     rewrite_terms: list[str]
     rewrite_attempts: int
     sub_queries: list[str]
+    query_weights: dict
     candidate_lists: Annotated[list[dict], merge_candidate_lists]
     fused: list[dict]
     rerank_decision: bool

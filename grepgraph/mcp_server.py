@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
 from graphs.code_search import graph
@@ -251,12 +251,29 @@ def _first_lines(text: str, count: int = DEFINITION_SNIPPET_LINES) -> str:
 
 
 # --------------------------------------------------------------------------- the server
+class _OneLineErrorServer(MCPServer):
+    """An :class:`MCPServer` that reports arguments failing the input schema in one line."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:  # noqa: D102
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            problems = []
+            for item in error.__cause__.errors():
+                where = ".".join(str(part) for part in item["loc"]) or "arguments"
+                given = "" if item["type"] == "missing" else f" (got {repr(item.get('input'))[:60]})"
+                problems.append(f"{where}: {item['msg']}{given}")
+            raise ToolError(f"Error executing tool {name}: invalid argument {'; '.join(problems)}") from error.__cause__
+
+
 def create_server(repos: list[str]) -> MCPServer:
     """An MCP server whose tools search ``repos`` (paths; default: the working directory)."""
     served = served_repos(repos)
     listing = _listing(served)
     repos_note = f"Served repositories: {listing}. `repo` defaults to {served[0].name}."
-    server = MCPServer(
+    server = _OneLineErrorServer(
         SERVER_NAME,
         version=__version__,
         instructions=(
@@ -415,13 +432,14 @@ def create_server(repos: list[str]) -> MCPServer:
 
 def run(args: argparse.Namespace) -> int:
     """``grepgraph mcp``: serve over stdio, or streamable HTTP on loopback with ``--http``."""
-    server = create_server(args.repo or [])
-    if not getattr(args, "http", False):
-        server.run("stdio")
-        return 0
+    http = bool(getattr(args, "http", False))
     host = getattr(args, "host", None) or "127.0.0.1"
-    if host not in LOOPBACK_HOSTS:
+    if http and host not in LOOPBACK_HOSTS:
         raise ValueError(f"--host {host}: the MCP server has no authentication and only listens on loopback "
                          f"({', '.join(LOOPBACK_HOSTS)})")
-    server.run("streamable-http", host=host, port=args.port)
+    server = create_server(args.repo or [])
+    if http:
+        server.run("streamable-http", host=host, port=args.port)
+    else:
+        server.run("stdio")
     return 0

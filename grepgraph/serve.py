@@ -34,6 +34,7 @@ import json
 import os
 import sys
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +94,8 @@ class RepoCatalog:
         """Resolve every repository once; raise ``ValueError`` for one that is not a directory."""
         if not repos:
             raise ValueError("no repository to serve")
-        index_dirs = {str(Path(k).expanduser().resolve()): Path(v).expanduser().resolve()
-                      for k, v in (index_dirs or {}).items()}
+        indexes = {str(Path(k).expanduser().resolve()): Path(v).expanduser().resolve()
+                   for k, v in (index_dirs or {}).items()}
         self.entries: list[ServedRepo] = []
         self._by_path: dict[str, ServedRepo] = {}
         for given in repos:
@@ -103,7 +104,7 @@ class RepoCatalog:
                 raise ValueError(f"repository not found or not a directory: {given}")
             if str(path) in self._by_path:
                 continue
-            entry = ServedRepo(path.name, path, index_dirs.get(str(path), default_index_dir(path)))
+            entry = ServedRepo(path.name, path, indexes.get(str(path), default_index_dir(path)))
             self.entries.append(entry)
             self._by_path[str(path)] = entry
             self._by_path.setdefault(os.path.abspath(os.path.expanduser(str(given))), entry)
@@ -231,7 +232,7 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
     server_settings = dict(settings or {})
     server_settings.pop("repo", None)
     server_settings.pop("index_dir", None)
-    gate = asyncio.Semaphore(max_concurrency)
+    gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
     def prepare(request: Any) -> tuple[dict, dict]:
         if isinstance(request, BaseModel):
@@ -252,6 +253,8 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
         payload, context = prepare(request)
 
         async def bounded() -> dict:
+            loop = asyncio.get_running_loop()
+            gate = gates.get(loop) or gates.setdefault(loop, asyncio.Semaphore(max_concurrency))
             async with gate:
                 return await graph.ainvoke(payload, config, context=context)
 
@@ -272,6 +275,7 @@ class BodySizeLimit:
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        """Reject oversized bodies; pass everything else through unchanged."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -325,24 +329,28 @@ class BodySizeLimit:
 
 
 def _error(status: int, message: str, errors: list | None = None) -> JSONResponse:
+    """``{"detail": "one readable line", "errors": [...]}`` with ``status``."""
     content: dict[str, Any] = {"detail": message}
     if errors:
         content["errors"] = errors
     return JSONResponse(status_code=status, content=content)
 
 
-def _validation_errors(raw: Sequence[Any]) -> tuple[str, list[dict]]:
-    """Pydantic / FastAPI errors as ``(one readable line, [{"loc", "msg", "type"}])`` (JSON-safe)."""
-    errors = []
+def _invalid(raw: Sequence[Any]) -> JSONResponse:
+    """A 422 for pydantic / FastAPI errors: one readable line plus ``[{"loc", "msg", "type"}]`` (JSON-safe)."""
+    errors: list[dict] = []
+    lines: list[str] = []
     for item in raw:
+        loc: list[str] = []
+        kind = "value_error"
+        msg = str(item)
         if isinstance(item, Mapping):
-            loc = [str(part) for part in item.get("loc", ()) if part not in ("body",)]
+            loc = [str(part) for part in item.get("loc", ()) if part != "body"]
             msg = str(item.get("msg", "invalid value")).removeprefix("Value error, ")
-            errors.append({"loc": loc, "msg": msg, "type": str(item.get("type", "value_error"))})
-        else:
-            errors.append({"loc": [], "msg": str(item), "type": "value_error"})
-    line = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" if e["loc"] else e["msg"] for e in errors)
-    return line or "invalid request", errors
+            kind = str(item.get("type", kind))
+        errors.append({"loc": loc, "msg": msg, "type": kind})
+        lines.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
+    return _error(422, "; ".join(lines) or "invalid request", errors)
 
 
 def index_precheck(catalog: RepoCatalog):
@@ -352,7 +360,6 @@ def index_precheck(catalog: RepoCatalog):
     response has started (an SSE ``error`` event instead of a status code). Bad input is left
     to the input model's validation (422).
     """
-
     ready_until: dict[str, float] = {}  # a ready index is re-checked at most every READY_RECHECK_S
 
     async def check(request: Request) -> None:
@@ -364,7 +371,8 @@ def index_precheck(catalog: RepoCatalog):
             return
         if not isinstance(body, dict):
             return
-        inputs = body.get("inputs") if isinstance(body.get("inputs"), list) else [body.get("input")]
+        batch = body.get("inputs")
+        inputs: list[Any] = batch if isinstance(batch, list) else [body.get("input")]
         wanted: dict[str, ServedRepo] = {}
         for item in inputs:
             if not isinstance(item, dict):
@@ -409,12 +417,12 @@ def create_app(repos: Sequence[str | os.PathLike], *, index_dirs: Mapping[str, s
 
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        return _error(422, *_validation_errors(error.errors()))
+        return _invalid(error.errors())
 
     @app.exception_handler(ValidationError)
     async def _model_invalid(request: Request, error: ValidationError) -> JSONResponse:
         # LangServe's /batch validates each input outside its own error translation.
-        return _error(422, *_validation_errors(error.errors(include_context=False)))
+        return _invalid(error.errors(include_context=False))
 
     @app.exception_handler(InvalidSearchInput)
     async def _search_invalid(request: Request, error: InvalidSearchInput) -> JSONResponse:

@@ -61,7 +61,7 @@ def card_text(chunk: Chunk, members: list[str] | None = None) -> str:
     if chunk.docstring:
         parts.append(first_paragraph(chunk.docstring)[:400])
     if members:
-        parts.append("members: " + " ".join(members[:CARD_IDENTIFIERS]))
+        parts.append("members: " + " ".join(list(dict.fromkeys(members))[:CARD_IDENTIFIERS]))
     identifiers = salient_identifiers(chunk.text, exclude={name})
     if identifiers:
         parts.append(" ".join(identifiers))

@@ -39,7 +39,7 @@ from .chunking import parse_file
 from .model import Chunk, Edge
 from .walk import MAX_FILE_BYTES, walk_repository
 
-INDEX_FORMAT = 4
+INDEX_FORMAT = 6
 INDEX_DIRNAME = ".grepgraph"
 EMBED_BATCH = 256
 # Rebuild the main BM25 segment once the delta grows past this share of it.
@@ -165,6 +165,7 @@ class CodeIndex:
         self._embedder = embedder
         self.chroma_url = chroma_url
         self._vector_store = None
+        self._embedding_cache = None
 
     # ---------------------------------------------------------------- paths and connections
     @property
@@ -501,13 +502,33 @@ class CodeIndex:
                 ):
                     texts.setdefault(row[12], row[11] if view == "card" else code_text(Chunk(*row[:11])))
                 keys = [key for key in keys if key in texts]
-                vectors = self.embedder.embed([texts[key] for key in keys])
+                vectors = self._embed_with_cache(keys, [texts[key] for key in keys])
                 store.add(view, keys, vectors)
                 connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
                 connection.commit()
                 embedded += len(keys)
             progress(f"embed {view}", len(todo), len(todo))
         return embedded
+
+    def _embed_with_cache(self, keys: list[str], texts: list[str]) -> np.ndarray:
+        """Embed texts, taking what the machine-wide cache already has."""
+        if self._embedding_cache is None:
+            from .embedding_cache import EmbeddingCache
+
+            self._embedding_cache = EmbeddingCache.open_default() or False
+        cache = self._embedding_cache or None
+        cached = cache.get_many(keys) if cache else {}
+        missing = [i for i, key in enumerate(keys) if key not in cached]
+        vectors = np.zeros((len(keys), self.embedder.dimension), dtype=np.float32)
+        if missing:
+            fresh = self.embedder.embed([texts[i] for i in missing])
+            vectors[missing] = fresh
+            if cache:
+                cache.put_many([keys[i] for i in missing], fresh)
+        for i, key in enumerate(keys):
+            if key in cached:
+                vectors[i] = cached[key]
+        return vectors
 
     def _collect_garbage(self, connection: sqlite3.Connection, views: tuple[str, ...]) -> None:
         """Delete vectors no chunk references any more."""

@@ -52,7 +52,7 @@ def _load_gitignore(directory: Path) -> pathspec.PathSpec | None:
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.PathSpec.from_lines("gitignore", lines)
 
 
 def _ignored(relative: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:

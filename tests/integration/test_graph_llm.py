@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from graphs import context as context_module
 from graphs.code_search import graph
-from graphs.llm import reset_llm_state
+from graphs.llm import LLMGateway, reset_llm_state
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex
 from tests.ollama_server import OllamaTestServer, closed_port
@@ -31,10 +32,13 @@ RERANK_ORDER = [3, 1]
 QUESTION = "how are call edges saved into the database?"
 RERANK_QUERY = "where are call edges written"
 
+# The gateway bounds a call by llm_timeout_s of wall time and gives ChatOllama's HTTP client the same read
+# timeout; on a busy machine the client's timeout can fire first, so a hang may also end as a ReadTimeout.
+TIMED_OUT = (f"timeout after {LLM_TIMEOUT_S:g}s", "error: ReadTimeout")
 # mode -> the start of the trace's ``llm`` outcome for (rewrite, rerank)
 FAILURES = {
-    "slow": (f"timeout after {LLM_TIMEOUT_S:g}s",) * 2,
-    "hang": (f"timeout after {LLM_TIMEOUT_S:g}s",) * 2,
+    "slow": (f"timeout after {LLM_TIMEOUT_S:g}s",) * 2,  # every line arrives in time: only the wall clock stops it
+    "hang": (TIMED_OUT,) * 2,
     "http_500": ("error: ResponseError",) * 2,
     "http_503": ("error: ResponseError",) * 2,
     "garbage": ("invalid reply: no JSON object",) * 2,
@@ -86,6 +90,7 @@ def isolated(monkeypatch, tmp_path):
     for name in list(os.environ):
         if name.startswith("GREPGRAPH_"):
             monkeypatch.delenv(name)
+    monkeypatch.setattr(context_module, "_overrides_cache", {})
     monkeypatch.chdir(tmp_path)
     reset_llm_state()
     yield
@@ -199,3 +204,25 @@ def test_the_llm_is_tried_again_after_retry_after(sample_index, server):
     time.sleep(0.6)
     output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
     assert trace_entry(output, "rewrite")["decision"] == "rewritten"
+
+
+CLIENT_TIMEOUT_BUG = ("bug: when ChatOllama's own read timeout (also llm_timeout_s) fires before the gateway's "
+                      "wall-clock bound, call_json reports 'error: ReadTimeout' and does not mark the server down, "
+                      "so every later query waits for the timeout again")
+
+
+def test_a_client_side_read_timeout_marks_the_llm_down(monkeypatch, server):
+    import langchain_ollama
+
+    real_chat_ollama = langchain_ollama.ChatOllama
+
+    def chat_ollama_with_a_short_read_timeout(**settings):
+        # What a busy machine does: the HTTP client's read timeout wins the race against the wall clock.
+        return real_chat_ollama(**{**settings, "client_kwargs": {"timeout": 0.2}})
+
+    monkeypatch.setattr(langchain_ollama, "ChatOllama", chat_ollama_with_a_short_read_timeout)
+    server.mode = "hang"
+    gateway = LLMGateway(server.base_url, "qwen2.5:3b", timeout_s=LLM_TIMEOUT_S, retry_after_s=30.0)
+    reply = gateway.call_json([("human", "anything")])
+    assert reply.value is None
+    assert gateway.available() == (False, "unreachable (cached)")

@@ -379,9 +379,12 @@ def run_indexer(repo: Path, log: Path, pause_at: str = "", kill_at: str = "", de
     watchdog.start()
     phases: list[str] = []
     try:
-        first = process.stdout.readline()
-        assert first, f"the indexer died before searching:\n{log.read_text()[-3000:]}"
-        before = json.loads(first)
+        before = None
+        for line in process.stdout:  # the search result is the first JSON line
+            if line.startswith("{"):
+                before = json.loads(line)
+                break
+        assert before is not None, f"the indexer died before searching:\n{log.read_text()[-3000:]}"
         for line in process.stdout:
             phases.append(line.strip())
             if kill_at and line.startswith(f"PHASE {kill_at}"):
@@ -393,8 +396,14 @@ def run_indexer(repo: Path, log: Path, pause_at: str = "", kill_at: str = "", de
         process.wait(timeout=60)
     finally:
         watchdog.cancel()
+        if process.poll() is None:  # a failed assertion above: do not leave the indexer behind
+            process.kill()
+            process.wait()
         process.stdout.close()
     return Run(before, phases, process.returncode)
+
+
+COPIES = 2  # copies of graphstore/ and tests/ added for the crashed runs: ~70 more chunks to embed
 
 
 @pytest.mark.slow
@@ -405,13 +414,13 @@ def test_searcher_in_another_process_keeps_working_across_crashed_indexers(tmp_p
     first = run_indexer(repo, log)
     assert first.before == {"chunks": None, "hits": []} and first.phases[-1] == "DONE", log.read_text()[-3000:]
     # Grow the repository so the next run has a few seconds of work.
-    for copy in range(1, 5):
+    for copy in range(1, COPIES + 1):
         for package in ("graphstore", "tests"):
             shutil.copytree(repo / package, repo / "copies" / str(copy) / package)
     reference = copy_fixture(tmp_path / "reference")
     old_chunks = CodeIndex(reference, settings=IndexSettings(views="card")).update(embed=False).chunks
     shutil.rmtree(reference / ".grepgraph")
-    for copy in range(1, 5):
+    for copy in range(1, COPIES + 1):
         for package in ("graphstore", "tests"):
             shutil.copytree(reference / package, reference / "copies" / str(copy) / package)
     clean = CodeIndex(reference, settings=IndexSettings(views="card")).update(embed=False)
@@ -420,15 +429,15 @@ def test_searcher_in_another_process_keeps_working_across_crashed_indexers(tmp_p
 
     def check(before: dict, expected_chunks: int) -> None:
         assert before["chunks"] == expected_chunks, before
-        assert [STORE, "GraphStore.store_parse_result"] in before["hits"] or [
-            STORE, "GraphStore._insert_edges"] in before["hits"], before
+        # The copies of store.py are as good an answer as the original.
+        assert any(path.endswith(STORE) and symbol in ("GraphStore.store_parse_result", "GraphStore._insert_edges")
+                   for path, symbol in before["hits"]), before
 
     concurrent: dict = {}
 
     def search_while_paused() -> None:
         concurrent.update(run_indexer(repo, log, mode="search").before)
 
-    # (where the indexer is when it dies, the index a reader sees afterwards)
     # Where the indexer is when it dies. The first two pause there (the index code is unchanged: the
     # progress callback sleeps), so the kill lands exactly in that phase; the others die while vectors
     # are being embedded and written, a short delay after a batch began.
@@ -452,10 +461,12 @@ def test_searcher_in_another_process_keeps_working_across_crashed_indexers(tmp_p
     index = CodeIndex(repo, settings=IndexSettings(views="card"), embedder=embedder)
     assert index.status()["vectors_pending"]["card"] > 0
     searcher = Searcher(index)
-    hits, _ = searcher.search(QUESTION, limit=5)
-    assert searcher.chunk_count == new_chunks
-    assert {"GraphStore.store_parse_result", "GraphStore._insert_edges"} & {hit.symbol for hit in hits}
-    searcher.close()
+    try:
+        hits, _ = searcher.search(QUESTION, limit=5)
+        assert searcher.chunk_count == new_chunks
+        assert {"GraphStore.store_parse_result", "GraphStore._insert_edges"} & {hit.symbol for hit in hits}
+    finally:
+        searcher.close()
     # ... and a fresh run completes it, equal to a clean build.
     summary = index.update()
     assert summary.files_changed == 0 and summary.vectors_pending == 0
@@ -488,15 +499,14 @@ def test_open_searcher_finds_code_another_process_indexed(tmp_path, embedder):
     index.update()
     searcher = Searcher(index)  # a long-lived reader, like the MCP server
     question = "length around a round shape"  # no word in common with the code it should find
-    assert "circumference" not in {hit.symbol for hit in searcher.search(question, limit=5)[0]}
-
-    (repo / "shop" / "geometry.py").write_text(
-        'import math\n\n\ndef circumference(radius):\n'
-        '    """Perimeter of a circle: two pi times its radius."""\n    return 2 * math.pi * radius\n'
-    )
-    run = run_indexer(repo, tmp_path / "indexer.log")  # `grepgraph index` in another process
-    assert run.returncode == 0
     try:
+        assert "circumference" not in {hit.symbol for hit in searcher.search(question, limit=5)[0]}
+        (repo / "shop" / "geometry.py").write_text(
+            'import math\n\n\ndef circumference(radius):\n'
+            '    """Perimeter of a circle: two pi times its radius."""\n    return 2 * math.pi * radius\n'
+        )
+        run = run_indexer(repo, tmp_path / "indexer.log")  # `grepgraph index` in another process
+        assert run.returncode == 0
         hits, _ = searcher.search(question, limit=5)
         assert searcher.chunk_count == 5  # the new chunks are there (SQLite and BM25 are refreshed) ...
         assert hits[0].symbol == "circumference"  # ... but their vectors are not

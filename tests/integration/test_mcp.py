@@ -87,6 +87,8 @@ CALLS: dict[str, tuple[str, dict]] = {
     "status_by_name": ("index_status", {"repo": "sample_repo"}),
     "empty_query": ("search_code", {"query": "   "}),
     "bad_limit": ("search_code", {"query": QUESTION, "limit": 0}),
+    "limit_not_a_number": ("search_code", {"query": QUESTION, "limit": "many"}),
+    "bad_focus": ("search_code", {"query": QUESTION, "focus": "docs"}),
     "empty_name": ("get_callers", {"name": ""}),
     "outside_repo": ("search_code", {"query": QUESTION, "repo": "/etc"}),
     "outside_repo_status": ("index_status", {"repo": "other_project"}),
@@ -231,10 +233,15 @@ def error(result: CallToolResult) -> str:
     return message
 
 
-def test_empty_query_bad_limit_and_empty_name_are_clear_tool_errors(stdio_session):
+def test_empty_query_bad_arguments_and_empty_name_are_one_line_tool_errors(stdio_session):
     assert "query is empty" in error(stdio_session["calls"]["empty_query"])
     assert "limit must be an integer from 1 to 100, got 0" in error(stdio_session["calls"]["bad_limit"])
     assert "name is empty" in error(stdio_session["calls"]["empty_name"])
+    # Arguments that fail the input schema: one line too, naming the argument and the value.
+    assert "invalid argument limit: Input should be a valid integer" in error(
+        stdio_session["calls"]["limit_not_a_number"])
+    assert "invalid argument focus: Input should be 'implementation', 'tests' or 'all' (got 'docs')" in error(
+        stdio_session["calls"]["bad_focus"])
 
 
 def test_repositories_outside_the_allowlist_are_refused(stdio_session, repos):
@@ -287,6 +294,20 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float) -> None:
     raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
 
 
+def listening_addresses(port: int) -> set[str] | None:
+    """IPv4 addresses with a socket listening on ``port`` (Linux ``/proc/net/tcp``; ``None`` elsewhere)."""
+    table = Path("/proc/net/tcp")
+    if not table.is_file():
+        return None
+    found = set()
+    for line in table.read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:
+            found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found
+
+
 def test_streamable_http_on_loopback(repos, tmp_path):
     streamable = pytest.importorskip("mcp.client.streamable_http")
     command, prefix = grepgraph_command()
@@ -314,9 +335,7 @@ def test_streamable_http_on_loopback(repos, tmp_path):
         assert names == TOOLS
         assert ("graphstore/parser.py", "parse_file") in {(c["path"], c["symbol"]) for c in payload(found)["callers"]}
         assert "is not served by this server" in error(refused)
-        # Bound to loopback only.
-        listening = [line for line in log.read_text().splitlines() if "Uvicorn running on" in line]
-        assert not listening or f"http://127.0.0.1:{port}" in listening[0]
+        assert listening_addresses(port) in ({"127.0.0.1"}, None)  # loopback only
     finally:
         process.terminate()
         try:

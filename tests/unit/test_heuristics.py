@@ -17,8 +17,8 @@ from graphs.heuristics import (
     strip_think,
 )
 
-# The defaults of ``Context``, spelled out so a test reads on its own.
-REWRITE_SETTINGS = dict(min_content_words=3, stopword_share=0.4, long_words=60, strong_score=12.0, strong_gap=0.3)
+# Fixed thresholds (not the calibrated ``Context`` defaults), so these tests check the logic, not the tuning.
+REWRITE_SETTINGS = dict(min_content_words=3, stopword_share=0.45, long_words=60, strong_score=12.0, strong_gap=0.3)
 RERANK_SETTINGS = dict(strong_score=12.0, strong_gap=0.3)
 
 
@@ -65,8 +65,6 @@ def test_graph_questions_name_their_relation_and_symbol(query, relation, symbol)
     assert classify_graph_question(query) == GraphQuestion(relation, symbol)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the callers pattern only accepts a singular verb after 'which <noun>' "
-                                       "(calls|invokes|uses), so the plural phrasing is searched as text")
 @pytest.mark.parametrize("query", ["which functions call delete_file?", "what methods use parse_file"])
 def test_plural_subjects_are_graph_questions_too(query):
     question = classify_graph_question(query)
@@ -180,6 +178,7 @@ def test_a_long_issue_report_is_rewritten_even_when_it_is_full_of_code():
         ("find the parser code also the store code", ["find the parser code", "the store code"]),
         ("edge storage as well as caller lookup", ["edge storage", "caller lookup"]),
         ("how are edges stored; how are callers found?", ["how are edges stored", "how are callers found"]),
+        ("find the parser code; find the store code", ["find the parser code", "find the store code"]),
     ],
 )
 def test_union_questions_split_into_parts(query, parts):
@@ -189,13 +188,21 @@ def test_union_questions_split_into_parts(query, parts):
 @pytest.mark.parametrize(
     ("query", "parts"),
     [
-        ("parse the file then store the edges", ["parse the file", "store the edges"]),
-        ("store the edges after parsing the file", ["store the edges", "parsing the file"]),
-        ("parse the source file, and then store the call edges", ["parse the source file", "store the call edges"]),
+        ("how do we parse the file then store the edges?", ["how do we parse the file", "store the edges"]),
+        ("where are edges stored after parsing the file?", ["where are edges stored", "parsing the file"]),
+        ("how is the source file parsed, and then how are the call edges stored?",
+         ["how is the source file parsed", "how are the call edges stored"]),
     ],
 )
 def test_sequential_questions_split_in_order(query, parts):
     assert decompose(query, 4) == (parts, "sequential")
+
+
+@pytest.mark.parametrize("query", ["parse the file then store the edges",
+                                   "Called when the context closes and the store is flushed"])
+def test_a_statement_without_explicit_markers_stays_whole(query):
+    # "and" / "then" / "when" inside a statement join clauses of one topic.
+    assert decompose(query, 4) == ([query], "single")
 
 
 @pytest.mark.parametrize("query", ["read and write files", "how are call edges stored?", "search and rank"])
@@ -204,9 +211,9 @@ def test_a_conjunction_inside_one_idea_keeps_the_query_whole(query):
 
 
 def test_several_code_names_get_one_sub_query_each():
-    assert decompose("store_parse_result delete_file callers_of", 4) == (
+    assert decompose("what do store_parse_result delete_file callers_of have in common?", 4) == (
         ["store_parse_result", "delete_file", "callers_of"], "union")
-    assert decompose("compare GraphStore.delete_file with parse_file", 4) == (
+    assert decompose("compare GraphStore.delete_file with parse_file?", 4) == (
         ["GraphStore.delete_file", "parse_file"], "union")
 
 
@@ -215,12 +222,12 @@ def test_max_parts_is_respected():
     assert decompose(query, 4)[0] == ["how are edges stored", "how are callers found", "how are imports parsed",
                                       "where is config loaded"]
     assert decompose(query, 2) == (["how are edges stored", "how are callers found"], "union")
-    assert decompose("a_b c_d e_f g_h i_j", 3) == (["a_b", "c_d", "e_f"], "union")
+    assert decompose("where are a_b c_d e_f g_h i_j?", 3) == (["a_b", "c_d", "e_f"], "union")
     assert decompose(query, 1) == ([query], "single")
 
 
 def test_long_inputs_are_not_decomposed():
-    text = " and ".join(f"how is thing{number} stored" for number in range(20))
+    text = " and ".join(f"how is thing{number} stored" for number in range(20)) + "?"
     assert decompose(text, 4) == ([text], "single")
 
 
@@ -312,8 +319,6 @@ def test_parse_json_object_keeps_braces_inside_strings_when_the_whole_reply_is_j
     assert parse_json_object('{"terms": ["f\\"{name}\\"", "}"]}') == {"terms": ['f"{name}"', "}"]}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the brace scan in parse_json_object counts braces inside JSON strings, "
-                                       "so an object wrapped in prose whose strings hold an unbalanced brace is lost")
 def test_parse_json_object_in_prose_with_a_brace_inside_a_string():
     assert parse_json_object('Sure: {"terms": ["dict}", "edges"]} ok') == {"terms": ["dict}", "edges"]}
 

@@ -1,0 +1,211 @@
+"""The graph under the LangGraph Agent Server: ``langgraph dev`` as a subprocess, called with ``langgraph_sdk``.
+
+``langgraph dev`` runs from the project root against a copy of ``langgraph.json`` written to a
+temporary directory (see ``agent_server_config``), with the indexed fixture given through
+``GREPGRAPH_REPO`` / ``GREPGRAPH_INDEX_DIR``. Its log goes to a temporary file, never into the
+project (hot reload would loop), and its whole process group is ended afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from graphs.context import Context
+from retrievers.index import CodeIndex
+
+pytestmark = pytest.mark.slow
+
+PROJECT = Path(__file__).resolve().parents[2]
+FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+STARTUP_TIMEOUT_S = 60
+GRAPH_ID = "code_search"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def project_graph_specs() -> dict[str, str]:
+    config = json.loads((PROJECT / "langgraph.json").read_text())
+    return {name: spec if isinstance(spec, str) else spec["path"] for name, spec in config["graphs"].items()}
+
+
+def as_module_spec(spec: str) -> str:
+    """``./graphs/code_search.py:graph`` -> ``graphs.code_search:graph`` (module specs are returned as they are)."""
+    target, _, variable = spec.rpartition(":")
+    if "/" not in target:
+        return spec
+    module = Path(target).with_suffix("").as_posix().removeprefix("./").replace("/", ".")
+    return f"{module}:{variable}"
+
+
+def agent_server_config(destination: Path) -> Path:
+    """The project's ``langgraph.json`` with absolute dependencies and module-form graph specs.
+
+    A file-path spec makes the Agent Server import ``graphs/code_search.py`` as a top-level
+    module, where its relative imports fail (``test_project_langgraph_json_loads_the_graph``).
+    The module form imports the installed ``graphs`` package instead.
+    """
+    config = json.loads((PROJECT / "langgraph.json").read_text())
+    config.pop("env", None)  # the test passes its own environment
+    config["dependencies"] = [str((PROJECT / dep).resolve()) if dep.startswith(".") else dep
+                              for dep in config.get("dependencies", ["."])]
+    config["graphs"] = {name: as_module_spec(spec) for name, spec in project_graph_specs().items()}
+    path = destination / "langgraph.json"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+LOAD_LIKE_THE_AGENT_SERVER = """
+import importlib, importlib.util, sys
+target, variable = sys.argv[1].rsplit(":", 1)
+if "/" in target:  # langgraph_api.graph._graph_from_spec, file-path branch
+    name = target.replace("/", "__").replace(".py", "").replace(" ", "_").lstrip(".")
+    spec = importlib.util.spec_from_file_location(name, target)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+else:
+    module = importlib.import_module(target)
+print(type(getattr(module, variable)).__name__)
+"""
+
+
+def test_project_langgraph_json_loads_the_graph():
+    for spec in project_graph_specs().values():
+        done = subprocess.run([sys.executable, "-c", LOAD_LIKE_THE_AGENT_SERVER, spec], cwd=PROJECT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
+        assert done.stdout.strip() == "CompiledStateGraph"
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("agent_server")
+    repo, index_dir = root / "sample_repo", root / "index"
+    shutil.copytree(FIXTURE, repo)
+    CodeIndex(repo, index_dir).update()
+    return {"root": root, "repo": repo, "index_dir": index_dir}
+
+
+@pytest.fixture(scope="module")
+def server(indexed) -> str:
+    """``langgraph dev`` on a free port, until ``GET /ok`` answers; its process group is ended afterwards."""
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (extra: grepgraph[studio])")
+    port = free_port()
+    config = agent_server_config(indexed["root"])
+    # Run settings come only from this test; other GREPGRAPH_* variables (caches, ...) pass through.
+    settings = {f"GREPGRAPH_{f.name.upper()}" for f in fields(Context)} | {"GREPGRAPH_CONFIG"}
+    env = {key: value for key, value in os.environ.items() if key not in settings}
+    env.update({
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1",
+        "GREPGRAPH_REPO": str(indexed["repo"]), "GREPGRAPH_INDEX_DIR": str(indexed["index_dir"]),
+        "GREPGRAPH_LLM_ENABLED": "false",
+    })
+    log_path = indexed["root"] / "langgraph-dev.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+             "--config", str(config)],
+            cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"langgraph dev exited ({process.returncode}):\n{tail(log_path)}")
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev did not answer /ok within {STARTUP_TIMEOUT_S} s:\n{tail(log_path)}")
+            time.sleep(0.25)
+        yield url
+        assert "BlockingError" not in log_path.read_text(errors="replace"), tail(log_path)
+    finally:
+        stop(process)
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the server's own process group, then SIGKILL if it lingers."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return get_sync_client(url=server)
+
+
+def test_runs_wait_returns_results(client):
+    out = client.runs.wait(None, GRAPH_ID, input={"query": "store_parse_result"})
+    top = out["results"][0]
+    assert (top["path"], top["symbol"]) == ("graphstore/store.py", "GraphStore.store_parse_result")
+    assert "def store_parse_result" in top["snippet"]
+    assert {"classify_intent", "adjust_focus"} <= {entry["node"] for entry in out["trace"]}
+    assert not ({"rewrite", "rerank"} & {entry["node"] for entry in out["trace"]})  # LLM disabled by env
+
+
+def test_context_given_by_the_caller(client, indexed):
+    out = client.runs.wait(None, GRAPH_ID, input={"query": "createRouter"},
+                           context={"repo": str(indexed["repo"]), "index_dir": str(indexed["index_dir"]), "limit": 1})
+    assert [result["symbol"] for result in out["results"]] == ["createRouter"]
+
+
+def test_stream_updates_node_by_node(client):
+    nodes = []
+    for part in client.runs.stream(None, GRAPH_ID, input={"query": "handleSearch", "limit": 2},
+                                   stream_mode="updates"):
+        if part.event == "updates":
+            nodes.extend(part.data)
+    assert nodes[0] == "classify_intent" and nodes[-1] == "adjust_focus"
+    assert "retrieve" in nodes and "merge" in nodes
+
+
+def test_invalid_input_fails_the_run_with_the_reason(client):
+    with pytest.raises(Exception, match="query is empty"):
+        client.runs.wait(None, GRAPH_ID, input={"query": "   "})
+
+
+def test_assistant_schemas_describe_the_context(client):
+    assistants = client.assistants.search(graph_id=GRAPH_ID)
+    assert assistants
+    schemas = client.assistants.get_schemas(assistants[0]["assistant_id"])
+    context = schemas["context_schema"]["properties"]
+    assert {"repo", "index_dir", "llm_model", "llm_enabled", "rerank_top_n"} <= set(context)
+    assert context["llm_model"]["description"]
+    assert "query" in schemas["input_schema"]["properties"]
+    assert set(schemas["output_schema"]["properties"]) == {"results", "trace"}
+    graph = client.assistants.get_graph(assistants[0]["assistant_id"])
+    assert {"classify_intent", "retrieve", "rerank", "adjust_focus"} <= {node["id"] for node in graph["nodes"]}
