@@ -2,8 +2,9 @@
 
     python benchmarks/speed.py                       # stdlib, fresh temp dir, Markdown table
     python benchmarks/speed.py --json --save speed.json
-    python benchmarks/speed.py --index-dir /tmp/gg-speed --keep       # keep everything ...
-    python benchmarks/speed.py --index-dir /tmp/gg-speed --skip-full  # ... and re-measure 2-4 on it
+    python benchmarks/speed.py --index-dir /tmp/gg-speed              # a given dir is kept ...
+    python benchmarks/speed.py --index-dir /tmp/gg-speed --skip-full  # ... to re-measure steps 2-4 on it
+    python benchmarks/speed.py --no-embed       # lexical-only indexing (when embedding would take too long)
 
 Steps, all on a *copy* of the corpus (the original is only read):
 

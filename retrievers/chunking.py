@@ -63,15 +63,53 @@ def dotted_name(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+def header_end(text: str) -> int:
+    """Index of the ``:`` that ends a ``def``/``class`` header (outside brackets and strings), or -1."""
+    depth = 0
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif text.startswith(quote, index):
+                index += len(quote) - 1
+                quote = ""
+        elif char in "\"'":
+            quote = text[index : index + 3] if text[index : index + 3] in ('"""', "'''") else char
+            index += len(quote) - 1
+        elif char == "#":
+            newline = text.find("\n", index)
+            if newline == -1:
+                return -1
+            index = newline
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0:
+            return index
+        index += 1
+    return -1
+
+
 def _signature(lines: list[str], node: ast.AST) -> str:
+    """The ``def``/``class`` header without decorators, comments or a same-line body."""
     body = getattr(node, "body", None)
-    end = body[0].lineno - 1 if body else node.lineno
-    head_end = max(node.lineno, end if end >= node.lineno else node.lineno)
-    head = " ".join(line.strip() for line in lines[node.lineno - 1 : head_end])
-    if head.endswith(":") or ":" not in head:
-        return head[:200]
-    # The first body statement may share the line (``def f(): return 1``).
-    return head[: head.rfind(":") + 1][:200] if "def " in head or "class " in head else head[:200]
+    last = max(body[0].lineno, node.lineno) if body else node.lineno
+    header = "\n".join(lines[node.lineno - 1 : last])
+    end = header_end(header)
+    if end != -1:
+        header = header[: end + 1]
+    return " ".join(header.split())[:200]
+
+
+def _defaults(node: ast.AST) -> list[ast.expr]:
+    arguments = getattr(node, "args", None)
+    if not isinstance(arguments, ast.arguments):
+        return []
+    return [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
 
 
 class _PythonVisitor(ast.NodeVisitor):
@@ -93,6 +131,9 @@ class _PythonVisitor(ast.NodeVisitor):
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str) -> None:
         parent = self.qualified
+        # Decorators and default values run in the enclosing scope: their calls belong to it.
+        for expression in [*node.decorator_list, *_defaults(node)]:
+            self.visit(expression)
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
         end = node.end_lineno or node.lineno
         self.scope.append((node.name, kind))

@@ -505,6 +505,7 @@ class CodeIndex:
                 vectors = self._embed_with_cache(keys, [texts[key] for key in keys])
                 store.add(view, keys, vectors)
                 connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
+                self._mark_vectors_changed(connection)
                 connection.commit()
                 embedded += len(keys)
             progress(f"embed {view}", len(todo), len(todo))
@@ -541,7 +542,21 @@ class CodeIndex:
             if orphans:
                 store.delete(view, orphans)
                 connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])
+                self._mark_vectors_changed(connection)
                 connection.commit()
+
+    @staticmethod
+    def _mark_vectors_changed(connection: sqlite3.Connection) -> None:
+        """Tell running searchers (other processes) to reopen Chroma."""
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", (str(time.time_ns()),))
+
+    def reopen_vectors(self) -> None:
+        """Drop the Chroma client so the next use loads the database from disk again."""
+        self._vector_store = None
+        if not self.chroma_url:
+            from .vectors import forget_embedded_client
+
+            forget_embedded_client(self.index_dir / "chroma")
 
     # ---------------------------------------------------------------- reading
     def require(self) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .bm25 import top_k
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
-from .index import CodeIndex, closing_connection, load_segments
+from .index import CodeIndex, IndexMissing, closing_connection, load_segments
 from .tokenize import split_identifier, tokenize_query
 
 LEXICAL_CANDIDATES = 100
@@ -133,8 +133,33 @@ class Searcher:
         row = self._connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
         return row[0] if row else ""
 
+    def _database_identity(self) -> tuple[int, int] | None:
+        try:
+            stat = self.index.db_path.stat()
+        except OSError:
+            return None
+        return (stat.st_dev, stat.st_ino)
+
+    def _vectors_version(self) -> str:
+        row = self._connection.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()
+        return row[0] if row else ""
+
     def _load(self) -> None:
         with self._lock:
+            identity = self._database_identity()
+            if identity is None:
+                raise IndexMissing(f"the index of {self.index.repo} was deleted; run: grepgraph index {self.index.repo}")
+            if identity != getattr(self, "_identity", identity):
+                # Rebuilt from scratch (another format, or deleted and re-indexed): a new database file.
+                self._connection.close()
+                self._connection = self.index.connect()
+                self._generation = None
+                self.index.reopen_vectors()
+            self._identity = identity
+            vectors_version = self._vectors_version()
+            if vectors_version != getattr(self, "_loaded_vectors_version", vectors_version):
+                self.index.reopen_vectors()
+            self._loaded_vectors_version = vectors_version
             generation = self._current_generation()
             if generation == self._generation:
                 return
@@ -306,6 +331,8 @@ class Searcher:
         with self._lock:
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
             lexical, signal = self.lexical_scores(tokens, candidates)
+            if weights is not None and not any(weights.get(view) for view in ("card", "code")):
+                dense = False
             dense = self.dense_scores((dense_text or query)[:2000], candidates) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)

@@ -82,6 +82,21 @@ def open_chroma_client(path: Path | None = None, url: str | None = None):
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
+def forget_embedded_client(path: Path) -> None:
+    """Make the next ``PersistentClient`` for ``path`` load from disk again.
+
+    Chroma keeps one in-process system per database path for the life of the process,
+    so a long-running searcher would never see vectors another process (the indexer)
+    added. Dropping that one entry leaves clients of other paths untouched.
+    """
+    from chromadb.api.client import SharedSystemClient
+
+    for identifier in list(SharedSystemClient._identifier_to_system):
+        if identifier == str(path):
+            SharedSystemClient._identifier_to_system.pop(identifier, None)
+            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+
+
 class VectorStore:
     """The chunk vectors of one index, in one Chroma collection per view (``card``, ``code``)."""
 

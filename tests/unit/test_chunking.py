@@ -249,11 +249,6 @@ def test_blank_windows_are_dropped():
     assert [chunk.text.strip() for chunk in parsed.chunks] == ["the only line"]
 
 
-@pytest.mark.xfail(
-    reason="bug: chunking._signature cuts the header at the last ':' of its raw lines, so a trailing comment "
-    "or a one-line body ends up in the signature",
-    strict=True,
-)
 @pytest.mark.parametrize(
     ("source", "signature"),
     [
@@ -267,10 +262,5 @@ def test_signature_leaves_out_comments_and_body(source, signature):
     assert chunk.signature == signature
 
 
-@pytest.mark.xfail(
-    reason="bug: _PythonVisitor._definition visits only the body, so calls in decorators (and default "
-    "arguments) are not recorded as call edges",
-    strict=True,
-)
 def test_decorator_calls_are_call_edges(parsed):
     assert ("", "retry") in edges(parsed, "calls") or ("connect", "retry") in edges(parsed, "calls")
