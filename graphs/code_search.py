@@ -44,7 +44,7 @@ def route_after_should_rewrite(state: SearchState) -> Literal["rewrite", "decomp
 
 def fan_out(state: SearchState) -> list[Send]:
     """One ``retrieve`` per query variant: the original, each sub-query, and the LLM's terms."""
-    depth = max(nodes.CANDIDATE_DEPTH, state["limit"] * 3)
+    depth = max(nodes.CANDIDATE_DEPTH, state["limit"] * 2)
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
     weights = state.get("query_weights") or {"original": 1.0, "derived": 0.6}

@@ -33,7 +33,8 @@ from .state import SearchState
 
 MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 100
-CANDIDATE_DEPTH = 50
+# Candidates kept per retrieval: the rerank window (20) and room for focus demotion to reorder.
+CANDIDATE_DEPTH = 40
 CANDIDATE_TEXT_CHARS = 1500
 # Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
 TEST_WORDS = re.compile(

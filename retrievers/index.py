@@ -36,7 +36,7 @@ from . import __version__
 from .bm25 import build_lexical_index, load_lexical_index, save_lexical_index
 from .cards import card_text, code_text, lexical_tokens, members_by_parent
 from .chunking import parse_file
-from .model import Chunk, Edge
+from .model import Chunk, Edge, ParsedFile
 from .walk import MAX_FILE_BYTES, walk_repository
 
 INDEX_FORMAT = 6
@@ -48,6 +48,10 @@ DELTA_COMPACT_RATIO = 0.10
 # default ("auto") embeds cards only, to keep a full index of a large repository
 # within minutes on a laptop CPU.
 AUTO_CODE_VIEW_MAX_CHUNKS = 25_000
+# Likewise test files: search demotes them anyway, and in large repositories they are
+# most of the code (73% of the CPython standard library's chunks). Above this many
+# chunks "auto" leaves them to BM25 and symbol search.
+AUTO_TEST_VECTORS_MAX_CHUNKS = 25_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,12 +98,14 @@ class IndexSettings:
     bm25_backend: str = "bm25s"
     embedding_model: str = "minilm"
     views: str = "auto"  # "auto", "card", "card+code"
+    embed_tests: str = "auto"  # "auto", "always", "never"
     max_file_bytes: int = MAX_FILE_BYTES
 
     def fingerprint(self) -> dict:
         """What must match between the index on disk and this run."""
         return {"format": INDEX_FORMAT, "bm25_backend": self.bm25_backend,
                 "embedding_model": self.embedding_model, "max_file_bytes": self.max_file_bytes}
+    # ``views`` and ``embed_tests`` are not in the fingerprint: changing them only adds or drops vectors.
 
 
 @dataclass
@@ -208,6 +214,12 @@ class CodeIndex:
             return ("card", "code")
         return ("card", "code") if chunk_count <= AUTO_CODE_VIEW_MAX_CHUNKS else ("card",)
 
+    def embeds_tests(self, chunk_count: int) -> bool:
+        """Whether test-file chunks get vectors in an index of ``chunk_count`` chunks."""
+        if self.settings.embed_tests in ("always", "never"):
+            return self.settings.embed_tests == "always"
+        return chunk_count <= AUTO_TEST_VECTORS_MAX_CHUNKS
+
     def vector_store(self, views: tuple[str, ...] = ("card", "code")):
         """The Chroma collections of this index."""
         if self._vector_store is None:
@@ -225,7 +237,8 @@ class CodeIndex:
     def lock(self, wait: bool = False) -> Iterator[None]:
         """Hold the indexer lock; raise :class:`IndexBusy` (or wait) if another run holds it."""
         self.index_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.index_dir / "lock", "w")
+        # "a", not "w": a refused second indexer must not erase the holder's PID.
+        handle = open(self.index_dir / "lock", "a")
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -234,6 +247,7 @@ class CodeIndex:
                     f"another grepgraph indexer is running on {self.repo} (lock {self.index_dir / 'lock'}); "
                     "wait for it to finish"
                 ) from None
+            handle.truncate(0)
             handle.write(str(os.getpid()))
             handle.flush()
             yield
@@ -340,11 +354,9 @@ class CodeIndex:
 
         phase_start = time.perf_counter()
         parsed: list[tuple[tuple, list[Chunk], list[Edge], str]] = []
-        for number, item in enumerate(changed):
+        for number, (item, result) in enumerate(zip(changed, parse_many(changed))):
             if number % 50 == 0:
                 progress("parse", number, len(changed))
-            source, data, _, _ = item
-            result = parse_file(source.path, decode_source(data), source.language)
             summary.parse_errors += bool(result.error)
             parsed.append((item, result.chunks, result.edges, result.error))
         progress("parse", len(changed), len(changed))
@@ -357,12 +369,13 @@ class CodeIndex:
         summary.chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         summary.edges = connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
         views = self.views(summary.chunks)
+        with_tests = self.embeds_tests(summary.chunks)
         if embed:
             phase_start = time.perf_counter()
-            summary.vectors_embedded = self._embed_pending(connection, views, progress)
+            summary.vectors_embedded = self._embed_pending(connection, views, with_tests, progress)
             summary.phases["embed"] = round(time.perf_counter() - phase_start, 3)
             self._collect_garbage(connection, views)
-        summary.vectors_pending = sum(len(self.pending_vector_keys(connection, view)) for view in views)
+        summary.vectors_pending = sum(self.count_pending_vectors(connection, view, with_tests) for view in views)
 
     def _commit_changes(self, connection: sqlite3.Connection, parsed: list, removed: list[str],
                         touched: list[tuple[str, int, int]], rebuild: bool, summary: IndexSummary,
@@ -468,23 +481,33 @@ class CodeIndex:
                 shutil.rmtree(child, ignore_errors=True)
 
     # ---------------------------------------------------------------- vectors
-    def pending_vector_keys(self, connection: sqlite3.Connection, view: str) -> list[str]:
-        """Vector keys referenced by chunks but not yet embedded."""
+    @staticmethod
+    def _pending_sql(view: str, with_tests: bool, select: str) -> str:
         column = "card_key" if view == "card" else "code_key"
-        return [row[0] for row in connection.execute(
-            f"SELECT DISTINCT c.{column} FROM chunks c LEFT JOIN vectors v"  # noqa: S608
-            f" ON v.key = c.{column} AND v.view = ? WHERE v.key IS NULL ORDER BY c.is_test, c.id", (view,)
-        )]
+        tests = "" if with_tests else " AND c.is_test = 0"
+        return (f"SELECT {select.format(column=column)} FROM chunks c LEFT JOIN vectors v"
+                f" ON v.key = c.{column} AND v.view = ? WHERE v.key IS NULL{tests}")
 
-    def _embed_pending(self, connection: sqlite3.Connection, views: tuple[str, ...],
+    def pending_vector_keys(self, connection: sqlite3.Connection, view: str, with_tests: bool = True) -> list[str]:
+        """Vector keys referenced by chunks but not yet embedded, implementation code first."""
+        sql = self._pending_sql(view, with_tests, "c.{column}") + " ORDER BY c.is_test, c.id"
+        return list(dict.fromkeys(row[0] for row in connection.execute(sql, (view,))))
+
+    def count_pending_vectors(self, connection: sqlite3.Connection, view: str, with_tests: bool = True) -> int:
+        """How many vectors are still to be embedded for a view."""
+        sql = self._pending_sql(view, with_tests, "COUNT(DISTINCT c.{column})")
+        return connection.execute(sql, (view,)).fetchone()[0]
+
+    def _embed_pending(self, connection: sqlite3.Connection, views: tuple[str, ...], with_tests: bool,
                        progress: ProgressCallback) -> int:
-        store = self.vector_store(views)
         embedded = 0
         for view in views:
             column = "card_key" if view == "card" else "code_key"
-            pending = self.pending_vector_keys(connection, view)
-            if not pending:
+            if not self.count_pending_vectors(connection, view, with_tests):
                 continue
+            pending = self.pending_vector_keys(connection, view, with_tests)
+            # Chroma is opened only when there is work for it (opening costs ~1 s on a large index).
+            store = self.vector_store(views)
             # Vectors an interrupted run already stored are recorded, not recomputed.
             missing = store.missing(view, pending)
             reused = [key for key in pending if key not in missing]
@@ -533,14 +556,13 @@ class CodeIndex:
 
     def _collect_garbage(self, connection: sqlite3.Connection, views: tuple[str, ...]) -> None:
         """Delete vectors no chunk references any more."""
-        store = self.vector_store(views)
         for view in views:
             column = "card_key" if view == "card" else "code_key"
             orphans = [row[0] for row in connection.execute(
                 f"SELECT key FROM vectors WHERE view = ? AND key NOT IN (SELECT {column} FROM chunks)",  # noqa: S608
                 (view,))]
             if orphans:
-                store.delete(view, orphans)
+                self.vector_store(views).delete(view, orphans)
                 connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])
                 self._mark_vectors_changed(connection)
                 connection.commit()
@@ -588,7 +610,9 @@ class CodeIndex:
                 "edges": connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0],
                 "languages": dict(connection.execute("SELECT language, COUNT(*) FROM files GROUP BY language")),
                 "views": list(views),
-                "vectors_pending": {view: len(self.pending_vector_keys(connection, view)) for view in views},
+                "vectors_pending": {view: self.count_pending_vectors(connection, view, self.embeds_tests(count))
+                                    for view in views},
+                "test_vectors": self.embeds_tests(count),
                 "settings": json.loads(meta.get("settings", "{}")),
                 "settings_match": json.loads(meta.get("settings", "{}")) == self.settings.fingerprint(),
                 "versions": json.loads(meta.get("versions", "{}")),
@@ -601,6 +625,30 @@ class CodeIndex:
         if not row:
             raise IndexMissing(f"no index for {self.repo} yet; run: grepgraph index {self.repo}")
         return self.index_dir / "bm25" / row[0]
+
+
+PARALLEL_PARSE_MIN_FILES = 200
+
+
+def _parse_job(job: tuple[str, bytes, str]) -> ParsedFile:
+    path, data, language = job
+    return parse_file(path, decode_source(data), language)
+
+
+def parse_many(changed: list[tuple]) -> Iterator[ParsedFile]:
+    """Parse changed files in order, on every core when there are many of them."""
+    jobs = [(source.path, data, source.language) for source, data, _, _ in changed]
+    workers = min(os.cpu_count() or 1, 8)
+    if len(jobs) < PARALLEL_PARSE_MIN_FILES or workers < 2:
+        yield from map(_parse_job, jobs)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # "spawn" would re-import the caller's __main__; "fork" is safe here (no threads hold locks we need).
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        yield from pool.map(_parse_job, jobs, chunksize=16)
 
 
 def load_segments(generation_dir: Path) -> list[tuple[np.ndarray, object]]:

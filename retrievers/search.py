@@ -36,6 +36,9 @@ TEXT_DEMOTION = 0.5
 LONG_QUERY_WORDS = 60
 LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4}
 MAX_QUERY_CHARS = 20_000
+# An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
+# for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
+LONG_QUERY_DENSE_CHARS = 600
 
 CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 PATH_MENTION = re.compile(r"[A-Za-z0-9_\-./\\]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|mjs|cjs)\b")
@@ -181,19 +184,21 @@ class Searcher:
         return self._chunk_count
 
     # ----------------------------------------------------------------- components
-    def lexical_scores(self, tokens: list[str], k: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], LexicalSignal]:
+    def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], LexicalSignal]:
         """Top-``k`` chunk ids by BM25 and the raw score signal."""
-        if not tokens:
+        if not query_tokens:
             return {}, LexicalSignal()
         ids_parts, score_parts = [], []
         for ids, bm25, live in self._segments:
-            scores = bm25.scores(tokens)
+            scores = bm25.scores(query_tokens)
             ids_parts.append(ids[live])
             score_parts.append(np.asarray(scores)[live])
         if not ids_parts:
             return {}, LexicalSignal()
         all_ids = np.concatenate(ids_parts)
         all_scores = np.concatenate(score_parts)
+        # Segments are in id order (the delta holds newer ids), so all_ids is sorted: kept for _bm25_of.
+        self._last_lexical = (tuple(query_tokens), all_ids, all_scores)
         best = top_k(all_scores, k)
         found = {int(all_ids[i]): float(all_scores[i]) for i in best}
         values = [float(all_scores[i]) for i in best[:2]]
@@ -201,20 +206,20 @@ class Searcher:
         return found, signal
 
     def _bm25_of(self, tokens: list[str], chunk_ids: list[int]) -> dict[int, float]:
-        """BM25 scores of specific chunks (vector candidates that BM25 did not rank)."""
-        result: dict[int, float] = {}
+        """BM25 scores of specific chunks (vector candidates BM25 did not rank), from the last scoring."""
         if not tokens or not chunk_ids:
-            return result
+            return {}
+        last = getattr(self, "_last_lexical", None)
+        if last is None or last[0] != tuple(tokens):
+            self.lexical_scores(tokens, 1)
+            last = self._last_lexical
+        _, all_ids, all_scores = last
+        if all_ids.size == 0:
+            return {}
         wanted = np.asarray(sorted(chunk_ids), dtype=np.int64)
-        for ids, bm25, live in self._segments:
-            positions = np.searchsorted(ids, wanted)
-            positions = np.clip(positions, 0, ids.size - 1)
-            hit = (ids[positions] == wanted) & live[positions]
-            if hit.any():
-                scores = bm25.scores(tokens)
-                for chunk_id, position in zip(wanted[hit], positions[hit]):
-                    result[int(chunk_id)] = float(scores[position])
-        return result
+        positions = np.clip(np.searchsorted(all_ids, wanted), 0, all_ids.size - 1)
+        hit = all_ids[positions] == wanted
+        return {int(c): float(all_scores[p]) for c, p in zip(wanted[hit], positions[hit])}
 
     def _keys_to_chunks(self, view: str, key_scores: dict[str, float]) -> dict[int, float]:
         if not key_scores:
@@ -333,7 +338,9 @@ class Searcher:
             lexical, signal = self.lexical_scores(tokens, candidates)
             if weights is not None and not any(weights.get(view) for view in ("card", "code")):
                 dense = False
-            dense = self.dense_scores((dense_text or query)[:2000], candidates) if dense else {}
+            long_query = len(query.split()) > LONG_QUERY_WORDS
+            dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
+            dense = self.dense_scores(dense_input, candidates) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
             pool = set(lexical) | set(symbols) | {c for scores in dense.values() for c in scores}
@@ -342,7 +349,7 @@ class Searcher:
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
             if weights is None:
-                weights = LONG_QUERY_WEIGHTS if len(query.split()) > LONG_QUERY_WORDS else WEIGHTS
+                weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
             components = {
                 "bm25": max_normalise(lexical_all),
                 "symbol": symbols,
@@ -359,7 +366,9 @@ class Searcher:
                 blended = reciprocal_rank_fusion(ranked_lists, list_weights)
             else:
                 blended = weighted_blend(components, weights)
-            hits = self._hydrate(blended[: max(limit * 4, 50)], components)
+            # Demotion can lift a hit from deeper down; without it, a little headroom for duplicates will do.
+            depth = limit + 10 if focus == "all" else max(limit * 4, 50)
+            hits = self._hydrate(blended[:depth], components)
         for hit in hits:
             if (focus == "implementation" and hit.is_test) or (focus == "tests" and not hit.is_test):
                 hit.score *= TEST_DEMOTION

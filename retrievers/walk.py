@@ -56,13 +56,16 @@ def _load_gitignore(directory: Path) -> pathspec.PathSpec | None:
 
 
 def _ignored(relative: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
-    for base, spec in specs:
+    """Whether git would ignore ``relative``: the deepest ``.gitignore`` with a matching rule decides."""
+    decision = False
+    for base, spec in specs:  # root first, deeper ones later
         if base and not relative.startswith(base + "/"):
             continue
         local = relative[len(base) + 1 :] if base else relative
-        if spec.match_file(local + "/" if is_dir else local):
-            return True
-    return False
+        result = spec.check_file(local + "/" if is_dir else local)
+        if result.include is not None:
+            decision = bool(result.include)
+    return decision
 
 
 def generated_reason(name: str, head: bytes) -> str | None:
@@ -71,8 +74,9 @@ def generated_reason(name: str, head: bytes) -> str | None:
         return "binary"
     if name in GENERATED_NAMES or name.endswith(GENERATED_SUFFIXES):
         return "generated"
-    text = head[:1024].decode("utf-8", errors="replace")
-    if any(marker in text for marker in GENERATED_MARKERS):
+    # Generators stamp the top of the file; a docstring further down that quotes the marker doesn't count.
+    top = "\n".join(head[:2048].decode("utf-8", errors="replace").splitlines()[:5])
+    if any(marker in top for marker in GENERATED_MARKERS):
         return "generated"
     first_line = head.split(b"\n", 1)[0]
     if len(first_line) > MINIFIED_LINE_CHARS and head.count(b"\n") < 3:

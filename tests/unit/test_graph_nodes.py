@@ -175,7 +175,7 @@ def test_fan_out_sends_one_retrieval_per_query_variant():
     assert [task["label"] for task in tasks] == ["original", "sub-query 1", "sub-query 2", "rewrite"]
     assert [task["query"] for task in tasks] == ["q", "a b", "c d", "x y"]
     assert tasks[0]["keywords"] == ["k"] and tasks[0]["dense_text"] == "concept"
-    assert {task["depth"] for task in tasks} == {90}  # 3 x limit, above the default depth of 50
+    assert {task["depth"] for task in tasks} == {60}  # 2 x limit, above the default depth
     assert tasks[0]["weight"] > tasks[1]["weight"]
 
 

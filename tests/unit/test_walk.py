@@ -84,11 +84,6 @@ def test_nested_gitignore_applies_below_its_directory_only(tmp_path):
     assert walked(tmp_path) == {"local.py", "pkg/sub/local.py", "cache/x.py"}
 
 
-@pytest.mark.xfail(
-    reason="bug: walk._ignored stops at the first .gitignore that matches, so a deeper '!pattern' cannot "
-    "re-include a file a shallower .gitignore excluded (git does)",
-    strict=True,
-)
 def test_nested_gitignore_negation_reincludes(tmp_path):
     make_repo(tmp_path, {
         ".gitignore": "generated_*.py\n",
