@@ -55,11 +55,11 @@ def run_graph(corpus: Path, cache: Path, query: str, limit: int) -> tuple[list[d
     return out["results"], elapsed, wanted
 
 
-def open_index(corpus: Path, cache: Path, progress: bool) -> Searcher:
+def open_index(corpus: Path, cache: Path, progress: bool, embed: bool = True) -> Searcher:
     """Index (or update) one corpus into the cache and open a searcher on it."""
     index = CodeIndex(corpus, cache / corpus.name)
     started = time.perf_counter()
-    summary = index.update()
+    summary = index.update(embed=embed)
     if progress:
         print(f"  indexed {corpus.name}: {summary.chunks} chunks, {summary.vectors_embedded} embedded, "
               f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
@@ -84,7 +84,7 @@ def score(scorer: Path, queries: Path, results: Path) -> dict:
 
 
 def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], cache: Path, out_dir: Path,
-             limit: int, rulers: Path) -> list[dict]:
+             limit: int, rulers: Path, embed: bool = True) -> list[dict]:
     """Run every method on every query of one ruler; one score row per method."""
     queries = [json.loads(line) for line in queries_path.read_text().splitlines() if line.strip()]
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -95,7 +95,7 @@ def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], c
     for query in queries:
         corpus = corpora / (f"{query['package']}-{query['version']}" if kind == "docstring" else query["corpus"])
         if corpus.name not in searchers:
-            searchers[corpus.name] = open_index(corpus, cache, progress=True)
+            searchers[corpus.name] = open_index(corpus, cache, progress=True, embed=embed)
         for method in methods:
             if method == GRAPH_METHOD:
                 found, elapsed, wanted = run_graph(corpus, cache, query["query"], limit)
@@ -147,10 +147,11 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--rulers", type=Path, default=DEFAULT_RULERS)
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--no-embed", action="store_true", help="lexical index only (quick diagnostics)")
     args = parser.parse_args()
     queries = args.queries or args.bench / "queries.jsonl"
     rows = evaluate(args.ruler, queries, args.bench / "corpus", args.methods.split(","), args.cache, args.out,
-                    args.limit, args.rulers)
+                    args.limit, args.rulers, embed=not args.no_embed)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

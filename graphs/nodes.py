@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 
 from prompts import render_prompt
 from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.languages import is_documentation
 from retrievers.symbols import SymbolGraph
 from retrievers.tokenize import tokenize_query
 
@@ -301,7 +302,7 @@ def adjust_focus(state: SearchState, runtime: Runtime[Context]) -> dict:
     scored = []
     for rank, hit in enumerate(state.get("fused", [])):
         factor = 1.0
-        if (focus == "implementation" and (hit["is_test"] or hit["kind"] == "text")) or (
+        if (focus == "implementation" and (hit["is_test"] or is_documentation(hit["path"], hit["kind"]))) or (
             focus == "tests" and not hit["is_test"]
         ):
             factor = context.focus_demotion

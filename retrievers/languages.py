@@ -67,3 +67,15 @@ def is_test_path(path: str, language: str | None = None) -> bool:
     language = language or language_of(path)
     pattern = _TEST_FILE_PATTERNS.get(language or "")
     return bool(pattern and pattern.match(pure.name))
+
+
+DOCUMENTATION_DIRECTORIES = {"doc", "docs", ".github", "documentation"}
+
+
+def is_documentation(path: str, kind: str) -> bool:
+    """Prose and project plumbing rather than implementation: text windows, and anything under
+    ``docs/`` or ``.github/`` (Sphinx ``conf.py``, issue templates)."""
+    if kind == "text":
+        return True
+    parts = PurePosixPath(path).parts[:-1]
+    return bool(parts) and parts[0].lower() in DOCUMENTATION_DIRECTORIES

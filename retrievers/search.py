@@ -21,6 +21,7 @@ import numpy as np
 from .bm25 import top_k
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .index import CodeIndex, IndexMissing, closing_connection, load_segments
+from .languages import is_documentation
 from .tokenize import split_identifier, tokenize_query
 
 LEXICAL_CANDIDATES = 100
@@ -241,6 +242,8 @@ class Searcher:
         if not text.strip():
             return {}
         store = self.index.vector_store(self._views)
+        if not any(store.cached_count(view) for view in self._views):
+            return {}  # nothing embedded yet (lexical-only index): don't pay for the query embedding
         vector = self.index.embedder.embed([text])[0]
         self._query_vector = vector
         return {view: self._keys_to_chunks(view, store.query(view, vector, k)) for view in self._views}
@@ -372,7 +375,7 @@ class Searcher:
         for hit in hits:
             if (focus == "implementation" and hit.is_test) or (focus == "tests" and not hit.is_test):
                 hit.score *= TEST_DEMOTION
-            if focus == "implementation" and hit.kind == "text":
+            if focus == "implementation" and is_documentation(hit.path, hit.kind):
                 hit.score *= TEXT_DEMOTION
         return collapse_duplicates(hits)[:limit], signal
 
