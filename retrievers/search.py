@@ -84,6 +84,14 @@ class LexicalSignal:
         return self.top_score - self.second_score
 
 
+MARKUP = re.compile(r":(?:class|func|meth|attr|mod|obj|data|exc|ref|py:\w+):|`+|\*\*")
+
+
+def plain_text(text: str) -> str:
+    """Text without reST roles, backticks and bold markers, which only confuse the sentence encoder."""
+    return " ".join(MARKUP.sub(" ", text).split()) if len(text) < 2000 else MARKUP.sub(" ", text)
+
+
 def is_code_like(token: str) -> bool:
     """``store_parse_result``, ``Searcher.search``, ``parseHTTP``, ``a::b`` look like code; ``the`` does not."""
     if "." in token or "::" in token or "_" in token.strip("_"):
@@ -343,7 +351,7 @@ class Searcher:
                 dense = False
             long_query = len(query.split()) > LONG_QUERY_WORDS
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
-            dense = self.dense_scores(dense_input, candidates) if dense else {}
+            dense = self.dense_scores(plain_text(dense_input), candidates) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
             pool = set(lexical) | set(symbols) | {c for scores in dense.values() for c in scores}
