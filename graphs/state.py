@@ -54,18 +54,9 @@ def merge_candidate_lists(left: list[dict] | None, right: list[dict] | None) -> 
     return list(merged.values())
 
 
-class SearchState(TypedDict, total=False):
-    """Everything the nodes read and write."""
+class SearchState(SearchInput, total=False):
+    """Everything the nodes read and write: the input plus what the nodes decide and find."""
 
-    query: Required[str]
-    limit: int
-    intent: str
-    focus: Focus
-    rewrite: bool
-    rerank: bool
-    keywords: list[str]
-    concepts: list[str]
-    passage: str
     graph_question: NotRequired[dict | None]
     lexical_probe: dict
     rewrite_decision: bool
