@@ -126,6 +126,24 @@ def flatten(table: dict) -> dict:
     return {k: round(v, 3) for k, v in overall.items() if isinstance(v, (int, float))}
 
 
+def run_baselines(python: str, bench: Path, queries: Path, out_dir: Path, rulers: Path) -> list[dict]:
+    """The ruler's own baselines (``baselines.py``), run with an interpreter that has their dependencies."""
+    rows = []
+    for method in ("bm25", "langchain-hybrid"):
+        out = out_dir / f"baseline-{method}.jsonl"
+        done = subprocess.run([python, str(rulers / "baselines.py"), "--bench", str(bench), "--method", method,
+                               "--out", str(out)], cwd=rulers, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"  baseline {method} failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        table = score(rulers / "score.py", queries, out)
+        timing_path = Path(str(out) + ".timing.json")
+        timing = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
+        rows.append({"method": f"baseline: {method}", **flatten(table),
+                     "p50_ms": timing.get("query_p50_ms", ""), "p95_ms": timing.get("query_p95_ms", "")})
+    return rows
+
+
 def print_table(rows: list[dict]) -> None:
     """A Markdown table, one row per method."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
@@ -148,10 +166,14 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--no-embed", action="store_true", help="lexical index only (quick diagnostics)")
+    parser.add_argument("--baselines-python", help="docstring ruler: also run baselines.py with this interpreter "
+                        "(a venv with ../shared/bench/requirements-baselines.txt)")
     args = parser.parse_args()
     queries = args.queries or args.bench / "queries.jsonl"
     rows = evaluate(args.ruler, queries, args.bench / "corpus", args.methods.split(","), args.cache, args.out,
                     args.limit, args.rulers, embed=not args.no_embed)
+    if args.baselines_python and args.ruler == "docstring":
+        rows += run_baselines(args.baselines_python, args.bench, queries, args.out, args.rulers)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

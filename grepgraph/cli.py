@@ -39,6 +39,8 @@ def _settings_from(args: argparse.Namespace):
         settings.bm25_backend = args.bm25_backend
     if getattr(args, "views", None):
         settings.views = args.views
+    if getattr(args, "embed_tests", None):
+        settings.embed_tests = args.embed_tests
     return settings
 
 
@@ -196,7 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch")
     index.add_argument("--no-embed", action="store_true", help="lexical index only; vectors on the next run")
     index.add_argument("--bm25-backend", choices=["bm25s", "rank_bm25"], help="BM25 engine (default bm25s)")
-    index.add_argument("--views", choices=["auto", "card", "card+code"], help="what to embed per chunk")
+    index.add_argument("--views", choices=["auto", "card", "card+code"],
+                       help="what to embed per chunk (auto: card+code up to 25k chunks, cards above)")
+    index.add_argument("--embed-tests", choices=["auto", "always", "never"],
+                       help="vectors for test files (auto: only up to 25k chunks; above, tests use BM25 and names)")
     index.add_argument("--chroma-url", help="use a Chroma server instead of the embedded database")
     index.add_argument("--wait", action="store_true", help="wait for another indexer instead of exiting")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
