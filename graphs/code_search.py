@@ -1,4 +1,4 @@
-"""The code-search graph: intent routing, selective LLM rewrite, fan-out retrieval, fusion, rerank, focus.
+r"""The code-search graph: intent routing, selective LLM rewrite, fan-out retrieval, fusion, rerank, focus.
 
 ::
 

@@ -33,12 +33,15 @@ GRAPH_PATTERNS: dict[str, list[re.Pattern[str]]] = {
         rf"^(?:find |show |list )?(?:the )?(?:callees|calls made by|functions called by) (?:of\s+)?{SYMBOL}\s*\??$",
     )],
     "subclasses": [re.compile(p, re.I) for p in (
-        rf"^(?:find |show |list )?(?:the |all )?(?:subclasses|children|implementations|implementers) of\s+{SYMBOL}\s*\??$",
-        rf"^(?:what|which)(?: classes| types)?\s+(?:inherits? from|extends?|subclass(?:es)?|implements?)\s+{SYMBOL}\s*\??$",
+        rf"^(?:find |show |list )?(?:the |all )?(?:subclasses|children|implementations|implementers) of"
+        rf"\s+{SYMBOL}\s*\??$",
+        rf"^(?:what|which)(?: classes| types)?\s+(?:inherits? from|extends?|subclass(?:es)?|implements?)"
+        rf"\s+{SYMBOL}\s*\??$",
         rf"^(?:classes|types) (?:that|which) (?:inherit from|extend|implement|subclass)\s+{SYMBOL}\s*\??$",
     )],
     "bases": [re.compile(p, re.I) for p in (
-        rf"^(?:find |show |list )?(?:the )?(?:base classes|bases|parents|superclasses|parent classes) of\s+{SYMBOL}\s*\??$",
+        rf"^(?:find |show |list )?(?:the )?(?:base classes|bases|parents|superclasses|parent classes) of"
+        rf"\s+{SYMBOL}\s*\??$",
         rf"^what does\s+{SYMBOL}\s+(?:inherit from|extend|subclass)\s*\??$",
     )],
     "importers": [re.compile(p, re.I) for p in (

@@ -163,7 +163,8 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
     attempts = state.get("rewrite_attempts", 0) + 1
     if not context.llm_enabled:
         return {"rewrite_terms": [], "rewrite_attempts": attempts,
-                "trace": _trace("rewrite", started, decision="fallback: original query only", llm="skipped: LLM disabled")}
+                "trace": _trace("rewrite", started, decision="fallback: original query only",
+                                llm="skipped: LLM disabled")}
     gateway = get_gateway(context, chat_model)
     key = (state["query"], state.get("intent", ""), context.llm_model)
     cached = gateway.cached_rewrite(key)

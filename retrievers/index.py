@@ -382,7 +382,8 @@ class CodeIndex:
                         progress: ProgressCallback) -> None:
         from .vectors import vector_key
 
-        model_id = self.embedder.model_id if self.settings.embedding_model == "minilm" else self.settings.embedding_model
+        model_id = (self.embedder.model_id if self.settings.embedding_model == "minilm"
+                    else self.settings.embedding_model)
         rows = []
         edge_rows = []
         file_rows = []

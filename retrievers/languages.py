@@ -73,8 +73,11 @@ DOCUMENTATION_DIRECTORIES = {"doc", "docs", ".github", "documentation"}
 
 
 def is_documentation(path: str, kind: str) -> bool:
-    """Prose and project plumbing rather than implementation: text windows, and anything under
-    ``docs/`` or ``.github/`` (Sphinx ``conf.py``, issue templates)."""
+    """Whether a chunk is prose or project plumbing rather than implementation.
+
+    Text windows count, and so does anything under ``docs/`` or ``.github/`` (Sphinx
+    ``conf.py``, issue templates).
+    """
     if kind == "text":
         return True
     parts = PurePosixPath(path).parts[:-1]

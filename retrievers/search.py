@@ -96,7 +96,8 @@ def is_code_like(token: str) -> bool:
     """``store_parse_result``, ``Searcher.search``, ``parseHTTP``, ``a::b`` look like code; ``the`` does not."""
     if "." in token or "::" in token or "_" in token.strip("_"):
         return True
-    return len(split_identifier(token)) > 1 or (token[:1].isupper() and any(c.islower() for c in token[1:]) and len(token) > 3)
+    camel_word = token[:1].isupper() and any(c.islower() for c in token[1:]) and len(token) > 3
+    return len(split_identifier(token)) > 1 or camel_word
 
 
 def code_tokens(query: str) -> list[str]:
@@ -160,7 +161,8 @@ class Searcher:
         with self._lock:
             identity = self._database_identity()
             if identity is None:
-                raise IndexMissing(f"the index of {self.index.repo} was deleted; run: grepgraph index {self.index.repo}")
+                repo = self.index.repo
+                raise IndexMissing(f"the index of {repo} was deleted; run: grepgraph index {repo}")
             if identity != getattr(self, "_identity", identity):
                 # Rebuilt from scratch (another format, or deleted and re-indexed): a new database file.
                 self._connection.close()
@@ -193,7 +195,8 @@ class Searcher:
         return self._chunk_count
 
     # ----------------------------------------------------------------- components
-    def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], LexicalSignal]:
+    def lexical_scores(self, query_tokens: list[str],
+                       k: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], LexicalSignal]:
         """Top-``k`` chunk ids by BM25 and the raw score signal."""
         if not query_tokens:
             return {}, LexicalSignal()

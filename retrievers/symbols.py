@@ -32,7 +32,7 @@ class SymbolRef:
 
 
 def _like(text: str) -> str:
-    """Escape a literal for a LIKE pattern (with ESCAPE '\\')."""
+    r"""Escape a literal for a LIKE pattern (with ESCAPE '\')."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
@@ -56,7 +56,8 @@ class SymbolGraph:
         ).fetchall()
         refs = [SymbolRef(*row) for row in rows]
         if "." in name:
-            exact = [r for r in refs if r.symbol.lower() == name.lower() or r.symbol.lower().endswith("." + name.lower())]
+            wanted = name.lower()
+            exact = [r for r in refs if r.symbol.lower() == wanted or r.symbol.lower().endswith("." + wanted)]
             refs = exact or refs
         # Exact-case matches first: ``Searcher`` before ``searcher``.
         return sorted(refs, key=lambda r: _name(r.symbol) != _name(name))

@@ -366,7 +366,7 @@ if mode == "index":
 
     CodeIndex(repo, settings=settings).update(progress=progress)
     print("DONE", flush=True)
-""" % QUESTION
+""" % QUESTION  # noqa: UP031 - the script has braces of its own
 
 
 @dataclass

@@ -314,7 +314,8 @@ def test_rerank_through_the_graph(sample_index):
 
 
 def test_the_rerank_changes_the_final_order(sample_index):
-    query = {"query": "where are call edges written", "rewrite": False, "focus": "all"}  # no demotion: fused order = final order
+    # focus "all": no demotion, so the fused order is the final order.
+    query = {"query": "where are call edges written", "rewrite": False, "focus": "all"}
     plain = build_graph(scripted()).invoke({**query, "rerank": False}, context=sample_index)["results"]
     model = scripted('{"ranking": [6, 5, 4, 3]}')
     reranked = build_graph(model).invoke({**query, "rerank": True}, context=sample_index)["results"]
