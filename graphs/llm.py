@@ -121,9 +121,12 @@ class LLMGateway:
         ok, why = self.available()
         if not ok:
             return LLMReply(None, f"skipped: {why}", elapsed())
-        future = _executor.submit(self._model().invoke, messages)
+        model = self._model()
+        # One wall-clock budget for the whole call: building the client (first use imports it) counts too.
+        remaining = self.timeout_s - (time.perf_counter() - started)
+        future = _executor.submit(model.invoke, messages)
         try:
-            message = future.result(timeout=self.timeout_s)
+            message = future.result(timeout=max(remaining, 0.0))
         except FutureTimeout:
             future.cancel()
             self._mark_down()

@@ -2,7 +2,8 @@
 
 Layout of ``<repo>/.grepgraph/`` (or ``--index-dir``)::
 
-    index.sqlite     files (content hashes), chunks, edges, vector bookkeeping, settings
+    index.sqlite     files (content hashes), chunks, edges, vector bookkeeping, settings,
+                     and the Chroma server URL the vectors went to (empty: the embedded database)
     bm25/<gen>/      BM25 segments: ``main`` plus a small ``delta`` of recent chunks
     chroma/          the embedded Chroma database (unless a Chroma server is used)
     lock             held while an indexer runs
@@ -91,6 +92,17 @@ class IndexBusy(IndexError_):
     """Another indexer holds the lock."""
 
 
+class VectorsUnavailable(IndexError_):
+    """The Chroma server holding the vectors can't be reached; the lexical index still works."""
+
+
+def vector_backend_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions meaning "the Chroma server is not answering" (use as ``except vector_backend_errors():``)."""
+    import httpx  # chromadb's HTTP client
+
+    return (VectorsUnavailable, httpx.TransportError)
+
+
 @dataclass
 class IndexSettings:
     """Settings an index is built with; a change to any of them requires a rebuild."""
@@ -163,13 +175,15 @@ class CodeIndex:
             index_dir: Where the index lives (default ``<repo>/.grepgraph``).
             settings: Build settings (defaults: bm25s, MiniLM, automatic views).
             embedder: Anything with ``model_id``, ``dimension``, ``embed(texts)``; default MiniLM.
-            chroma_url: Use a Chroma server at this URL instead of the embedded database.
+            chroma_url: Use a Chroma server at this URL instead of the embedded database. ``None``: the
+                server the index was built with (recorded in its meta), else the embedded database;
+                ``""``: the embedded database.
         """
         self.repo = Path(repo).expanduser().resolve()
         self.index_dir = Path(index_dir).expanduser().resolve() if index_dir else default_index_dir(self.repo)
         self.settings = settings or IndexSettings()
         self._embedder = embedder
-        self.chroma_url = chroma_url
+        self._chroma_url = chroma_url
         self._vector_store = None
         self._embedding_cache = None
 
@@ -199,6 +213,13 @@ class CodeIndex:
         return row[0] if row else None
 
     @property
+    def chroma_url(self) -> str | None:
+        """The Chroma server in use: the one given, else the one the index was built with (``None``: embedded)."""
+        if self._chroma_url is not None:
+            return self._chroma_url or None
+        return self._meta_value("chroma_url") or None
+
+    @property
     def embedder(self):  # noqa: D102
         if self._embedder is None:
             from .embeddings import MiniLMEmbedder
@@ -225,11 +246,18 @@ class CodeIndex:
         if self._vector_store is None:
             from .vectors import VectorStore, open_chroma_client
 
-            client = open_chroma_client(self.index_dir / "chroma", self.chroma_url)
+            url = self.chroma_url
+            # One namespace per repository and model, so repositories sharing a Chroma server never meet.
             namespace = "gg-" + hashlib.blake2b(
                 f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6
             ).hexdigest()
-            self._vector_store = VectorStore(client, self.embedder, namespace, views)
+            try:
+                client = open_chroma_client(self.index_dir / "chroma", url)
+                self._vector_store = VectorStore(client, self.embedder, namespace, views)
+            except (ValueError, *vector_backend_errors()) as error:
+                if not url:
+                    raise
+                raise VectorsUnavailable(f"the Chroma server at {url} is not reachable ({error})") from error
         return self._vector_store
 
     # ---------------------------------------------------------------- locking
@@ -305,6 +333,7 @@ class CodeIndex:
         has_index = connection.execute("SELECT 1 FROM meta WHERE key = 'bm25_generation'").fetchone()
         if has_index and not self._settings_match(connection):
             rebuild = True
+        self._record_vector_backend(connection)
         summary.rebuilt = summary.rebuilt or bool(rebuild and has_index)
         known = {} if rebuild else {
             row[0]: row[1:] for row in connection.execute("SELECT path, hash, size, mtime_ns FROM files")
@@ -372,10 +401,35 @@ class CodeIndex:
         with_tests = self.embeds_tests(summary.chunks)
         if embed:
             phase_start = time.perf_counter()
-            summary.vectors_embedded = self._embed_pending(connection, views, with_tests, progress)
+            try:
+                summary.vectors_embedded = self._embed_pending(connection, views, with_tests, progress)
+                self._collect_garbage(connection, views)
+            except vector_backend_errors() as error:
+                raise VectorsUnavailable(
+                    f"{error}; the lexical index of {self.repo} is up to date, and the vectors not stored yet "
+                    "are added by the next `grepgraph index` once the server answers"
+                ) from error
             summary.phases["embed"] = round(time.perf_counter() - phase_start, 3)
-            self._collect_garbage(connection, views)
         summary.vectors_pending = sum(self.count_pending_vectors(connection, view, with_tests) for view in views)
+
+    def _record_vector_backend(self, connection: sqlite3.Connection) -> None:
+        """Remember the Chroma server (or ``""``: embedded) this run stores vectors in.
+
+        The ``vectors`` table says which vectors exist *in that store*: after a switch to another
+        server (or between server and embedded) it is cleared, so the next embedding pass asks the
+        new store what it already has and adds the rest. Searchers without an explicit URL use the
+        recorded one (see :attr:`chroma_url`).
+        """
+        current = self.chroma_url or ""
+        row = connection.execute("SELECT value FROM meta WHERE key = 'chroma_url'").fetchone()
+        previous = row[0] if row else ""  # indexes from before this key used the embedded database
+        if row is not None and previous == current:
+            return
+        if previous != current:
+            connection.execute("DELETE FROM vectors")
+            self._mark_vectors_changed(connection)
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_url', ?)", (current,))
+        connection.commit()
 
     def _commit_changes(self, connection: sqlite3.Connection, parsed: list, removed: list[str],
                         touched: list[tuple[str, int, int]], rebuild: bool, summary: IndexSummary,
@@ -615,6 +669,7 @@ class CodeIndex:
                                     for view in views},
                 "test_vectors": self.embeds_tests(count),
                 "settings": json.loads(meta.get("settings", "{}")),
+                "chroma_url": meta.get("chroma_url", ""),
                 "settings_match": json.loads(meta.get("settings", "{}")) == self.settings.fingerprint(),
                 "versions": json.loads(meta.get("versions", "{}")),
                 "updated_at": float(meta.get("updated_at", 0)),

@@ -1,0 +1,103 @@
+"""The graph's latency when the LLM is absent, refusing connections or hanging, side by side.
+
+    python benchmarks/llm_paths.py --bench BENCH [--package click] [--timeout 1.0]
+
+Runs the docstring ruler's queries of one package through the whole graph four ways
+in one run: LLM disabled, endpoint refusing connections, endpoint hanging (an
+Ollama-protocol test server that never answers), and the bare searcher for reference.
+Targets: refusing adds <= 50 ms to p95 after the first query; hanging keeps every
+query within the LLM timeout + 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphs.code_search import graph  # noqa: E402
+from graphs.llm import reset_llm_state  # noqa: E402
+from retrievers.index import CodeIndex  # noqa: E402
+from retrievers.search import Searcher  # noqa: E402
+from tests.ollama_server import OllamaTestServer, closed_port  # noqa: E402
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def timed_graph(query: str, context: dict) -> tuple[float, bool]:
+    """Milliseconds for one query through the graph, and whether an LLM node ran."""
+    started = time.perf_counter()
+    out = graph.invoke({"query": query}, context=context)
+    elapsed = (time.perf_counter() - started) * 1000
+    return elapsed, any(entry["node"] in ("rewrite", "rerank") for entry in out["trace"])
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", type=Path, required=True)
+    parser.add_argument("--package", default="click")
+    parser.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "results" / "indexes")
+    parser.add_argument("--timeout", type=float, default=1.0, help="llm_timeout_s for the hanging endpoint")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in (args.bench / "queries.jsonl").read_text().splitlines() if line.strip()]
+    rows = [row for row in rows if row["package"] == args.package]
+    corpus = args.bench / "corpus" / f"{args.package}-{rows[0]['version']}"
+    index = CodeIndex(corpus, args.cache / corpus.name)
+    index.update()
+    queries = [row["query"] for row in rows]
+    base = {"repo": str(corpus), "index_dir": str(index.index_dir), "llm_timeout_s": args.timeout,
+            "llm_retry_after_s": 30.0}
+
+    searcher = Searcher(index)
+    searcher.search(queries[0], 10)
+    graph.invoke({"query": queries[0]}, context={**base, "llm_enabled": False})  # open the index once
+    reset_llm_state()
+    names = ["bare searcher", "graph, LLM disabled", "graph, LLM refusing", "graph, LLM hanging"]
+    results: dict[str, tuple[list[float], int]] = {name: ([], 0) for name in names}
+    with OllamaTestServer(mode="hang", hang_s=60) as server:
+        contexts = {
+            "graph, LLM disabled": {**base, "llm_enabled": False},
+            "graph, LLM refusing": {**base, "llm_base_url": f"http://127.0.0.1:{closed_port()}"},
+            "graph, LLM hanging": {**base, "llm_base_url": server.base_url},
+        }
+        # Round-robin over the paths, query by query, so the machine's noise falls on all of them alike.
+        for query in queries:
+            started = time.perf_counter()
+            searcher.search(query, 10)
+            results["bare searcher"][0].append((time.perf_counter() - started) * 1000)
+            for name, context in contexts.items():
+                elapsed, used = timed_graph(query, context)
+                times, attempts = results[name]
+                times.append(elapsed)
+                results[name] = (times, attempts + used)
+
+    table = []
+    for name, (times, attempts) in results.items():
+        rest = times[1:]
+        table.append({"path": name, "queries": len(times), "LLM nodes run": attempts,
+                      "first ms": round(times[0], 1), "p50 ms": round(statistics.median(rest), 1),
+                      "p95 ms": round(percentile(rest, 0.95), 1), "max ms": round(max(times), 1)})
+    if args.json:
+        print(json.dumps(table, indent=2))
+        return
+    columns = list(table[0])
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in table:
+        print("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    print(f"\nhanging endpoint: llm_timeout_s = {args.timeout}; budget per query = timeout + 100 ms")
+
+
+if __name__ == "__main__":
+    main()
