@@ -57,13 +57,18 @@ def _trace(node: str, started: float, **details: Any) -> list[dict]:
     return [{"node": node, "ms": round((time.perf_counter() - started) * 1000, 2), **details}]
 
 
+def _printable(text: str) -> str:
+    """``text`` with control characters and lone surrogates (invalid UTF-8 from argv) turned into spaces."""
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def validate_input(state: SearchState, limit_default: int) -> dict:
     """Normalise the caller's input or raise :class:`InvalidSearchInput` with a clear message."""
     query = state.get("query")
     if not isinstance(query, str):
         raise InvalidSearchInput("query must be a string")
-    query = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in query)
-    query = query.encode("utf-8", "replace").decode("utf-8")
+    query = _printable(query)
     if not query.strip():
         raise InvalidSearchInput("query is empty")
     if len(query) > MAX_QUERY_CHARS:
@@ -76,7 +81,19 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
     focus = state.get("focus") or ("all" if TEST_WORDS.search(query) else "implementation")
     if focus not in FOCUS_VALUES:
         raise InvalidSearchInput(f"focus must be one of {', '.join(FOCUS_VALUES)}, got {focus!r}")
-    return {"query": query.strip(), "limit": limit, "focus": focus}
+    # The structured fields reach the embedder and the prompts as they are: same checks as the query.
+    extra: dict = {}
+    for name in ("intent", "passage"):
+        if state.get(name) is not None:
+            if not isinstance(state[name], str):
+                raise InvalidSearchInput(f"{name} must be a string")
+            extra[name] = _printable(state[name])
+    for name in ("keywords", "concepts"):
+        if state.get(name) is not None:
+            if not isinstance(state[name], list) or not all(isinstance(item, str) for item in state[name]):
+                raise InvalidSearchInput(f"{name} must be a list of strings")
+            extra[name] = [_printable(item) for item in state[name]]
+    return {"query": query.strip(), "limit": limit, "focus": focus, **extra}
 
 
 # --------------------------------------------------------------------------- nodes
@@ -171,6 +188,11 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
     if cached is not None:
         return {"rewrite_terms": cached["terms"], "rewrite_attempts": attempts,
                 "trace": _trace("rewrite", started, decision="cached", terms=cached["terms"], llm="cache hit")}
+    available, why = gateway.available()
+    if not available:
+        # Decided before building the prompt: a machine without Ollama pays nothing here.
+        return {"rewrite_terms": [], "rewrite_attempts": attempts,
+                "trace": _trace("rewrite", started, decision="fallback: original query only", llm=f"skipped: {why}")}
     searcher = get_searcher(context)
     hits, _ = searcher.search(state["query"][:2000], 15, focus="all", dense=False)
     symbols = "\n".join(f"- {h.symbol} — {h.path}" for h in hits) or "(none)"
@@ -210,9 +232,11 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
              "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
     entry = {"label": task["label"], "weight": task["weight"], "hits": rows,
              "top": signal.top_score, "second": signal.second_score, "candidates": signal.candidates}
+    # A Chroma server that is down leaves BM25, symbols and mentions: say so rather than fail.
+    note = {"vectors": signal.vectors_note} if signal.vectors_note else {}
     return {"candidate_lists": [entry],
             "trace": _trace("retrieve", started, decision=task["label"], query=task["query"][:200],
-                            hits=len(rows))}
+                            hits=len(rows), **note)}
 
 
 def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
@@ -262,6 +286,10 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     started = time.perf_counter()
     context = settings(runtime)
     fused = state.get("fused", [])
+    gateway = get_gateway(context, chat_model)
+    available, why = gateway.available()
+    if not available:
+        return {"trace": _trace("rerank", started, decision="fallback: fused order kept", llm=f"skipped: {why}")}
     top = fused[: context.rerank_top_n]
     candidates = "\n\n".join(
         f"[{number}] {hit['path']}:{hit['start_line']}-{hit['end_line']} {hit['symbol']}\n"
@@ -269,13 +297,14 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     )
     prompt = render_prompt("rerank", query=state["query"][:4000], intent=state.get("intent", ""),
                            candidates=candidates)
-    reply = get_gateway(context, chat_model).call_json([("system", "You reply with JSON only."), ("human", prompt)])
+    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)])
     ranking = (reply.value or {}).get("ranking")
     order: list[int] = []
     if isinstance(ranking, list):
         for item in ranking:
             number = item if isinstance(item, int) and not isinstance(item, bool) else None
-            if isinstance(item, str) and item.strip().isdigit():
+            # isdecimal, not isdigit: int() rejects digits like "²" that isdigit() accepts.
+            if isinstance(item, str) and item.strip().isdecimal():
                 number = int(item.strip())
             if number is not None and 1 <= number <= len(top) and number - 1 not in order:
                 order.append(number - 1)
