@@ -49,7 +49,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     from retrievers.index import CodeIndex
 
     repo = _repo_path(args.path)
-    index = CodeIndex(repo, args.index_dir, settings=_settings_from(args), chroma_url=args.chroma_url)
+    chroma_url = args.chroma_url if args.chroma_url is not None else os.environ.get("GREPGRAPH_CHROMA_URL")
+    index = CodeIndex(repo, args.index_dir, settings=_settings_from(args), chroma_url=chroma_url)
     progress, close = _progress_reporter(args.json or args.quiet)
     try:
         summary = index.update(progress=progress, rebuild=args.rebuild, embed=not args.no_embed,
@@ -109,6 +110,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     context = {"repo": str(repo)}
     if args.index_dir:
         context["index_dir"] = str(Path(args.index_dir).resolve())
+    if args.chroma_url:
+        context["chroma_url"] = args.chroma_url
     if args.no_llm:
         context["llm_enabled"] = False
     started = time.perf_counter()
@@ -117,6 +120,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     except InvalidSearchInput as error:
         raise CLIError(str(error)) from None
     elapsed = (time.perf_counter() - started) * 1000
+    for note in dict.fromkeys(entry["vectors"] for entry in out["trace"] if entry.get("vectors")):
+        print(f"grepgraph: warning: {note}", file=sys.stderr)
     if args.json:
         payload = {"query": args.query, "results": out["results"]}
         if args.explain:
@@ -163,6 +168,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"files:      {status['files']}  {status['languages']}")
     print(f"chunks:     {status['chunks']} ({status['test_chunks']} in tests), edges: {status['edges']}")
     print(f"vectors:    views {', '.join(status['views'])}; pending {status['vectors_pending']}")
+    print(f"chroma:     {status['chroma_url'] or 'embedded (' + str(Path(status['index_dir']) / 'chroma') + ')'}")
     print(f"updated:    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(status['updated_at']))}")
     if not status["settings_match"]:
         print("settings changed since the index was built: the next `grepgraph index` rebuilds it")
@@ -202,7 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="what to embed per chunk (auto: card+code up to 25k chunks, cards above)")
     index.add_argument("--embed-tests", choices=["auto", "always", "never"],
                        help="vectors for test files (auto: only up to 25k chunks; above, tests use BM25 and names)")
-    index.add_argument("--chroma-url", help="use a Chroma server instead of the embedded database")
+    index.add_argument("--chroma-url", help="use a Chroma server (http://host:port) instead of the embedded database;"
+                       " remembered by the index (default: $GREPGRAPH_CHROMA_URL, else the URL it was built with;"
+                       " \"\" switches back to the embedded database)")
     index.add_argument("--wait", action="store_true", help="wait for another indexer instead of exiting")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -212,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query")
     search.add_argument("--repo", help="repository root (default: $GREPGRAPH_REPO or current directory)")
     search.add_argument("--index-dir")
+    search.add_argument("--chroma-url", help="Chroma server with the vectors (default: $GREPGRAPH_CHROMA_URL, else"
+                        " the one the index was built with)")
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--focus", choices=["implementation", "tests", "all"])
     search.add_argument("--intent", help="background that steers an ambiguous query")

@@ -15,7 +15,8 @@ What a client may do is narrow on purpose:
   anything else — ``../x``, another absolute path, an unknown name — is a 422;
 - run settings (LLM URL, index location, ...) are the server's (``settings=``); LangServe drops
   any ``configurable`` a client sends, and the input model forbids unknown keys;
-- request bodies over ``max_body_bytes`` (1 MB) get a 413, searches over ``timeout_s`` (30 s) a 504;
+- request bodies over ``max_body_bytes`` (1 MB) get a 413, bodies not received within 15 s a 408,
+  searches over ``timeout_s`` (30 s) a 504;
   invalid input is a 422, a repository without an index a 404 — never a 500 with a traceback;
 - the server binds 127.0.0.1 unless told otherwise, and warns when it is not on loopback.
 
@@ -53,6 +54,9 @@ from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 MAX_BODY_BYTES = 1_000_000
+# uvicorn has no timeout for reading a request body: a client trickling one byte a second would
+# hold its connection and a handler for as long as it likes. The whole body must arrive in this time.
+BODY_TIMEOUT_S = 15.0
 SEARCH_TIMEOUT_S = 30.0
 MAX_CONCURRENT_SEARCHES = 8
 READY_RECHECK_S = 5.0
@@ -268,14 +272,15 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
 
 # --------------------------------------------------------------------------- the app
 class BodySizeLimit:
-    """ASGI middleware: a 413 for bodies over ``max_bytes`` (declared or, if chunked, as read)."""
+    """ASGI middleware: a 413 for bodies over ``max_bytes`` (declared or, if chunked, as read), a 408 for slow ones."""
 
-    def __init__(self, app: Any, max_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: Any, max_bytes: int = MAX_BODY_BYTES, body_timeout_s: float = BODY_TIMEOUT_S) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        """Reject oversized bodies; pass everything else through unchanged."""
+        """Reject oversized or slow bodies; pass everything else through unchanged."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -290,24 +295,20 @@ class BodySizeLimit:
             if too_big:
                 await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
                 return
-            await self.app(scope, receive, send)
-            return
         if scope.get("method") not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
             return
-        # No Content-Length (chunked): read at most max_bytes + 1, then replay what was read.
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            more = message.get("more_body", False)
-            if size > self.max_bytes:
-                await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
-                return
-        body = b"".join(chunks)
+        # Read the body (at most max_bytes + 1, declared or chunked) within the time limit, then replay it.
+        try:
+            body = await asyncio.wait_for(self._read_body(receive), self.body_timeout_s)
+        except asyncio.TimeoutError:
+            await self._reject(send, 408, f"request body not received within {self.body_timeout_s:g}s")
+            return
+        if body is None:  # the client went away
+            return
+        if len(body) > self.max_bytes:
+            await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
+            return
         replayed = False
 
         async def replay() -> dict:
@@ -318,6 +319,18 @@ class BodySizeLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _read_body(self, receive: Any) -> bytes | None:
+        """The request body, cut just past ``max_bytes``; ``None`` if the client disconnected."""
+        chunks, size, more = [], 0, True
+        while more and size <= self.max_bytes:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+        return b"".join(chunks)
 
     @staticmethod
     async def _reject(send: Any, status: int, message: str) -> None:

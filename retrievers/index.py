@@ -97,7 +97,10 @@ class VectorsUnavailable(IndexError_):
 
 
 def vector_backend_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions meaning "the Chroma server is not answering" (use as ``except vector_backend_errors():``)."""
+    """The exceptions that mean "the Chroma server is not answering".
+
+    Use as ``except vector_backend_errors():`` (evaluated only when something was raised).
+    """
     import httpx  # chromadb's HTTP client
 
     return (VectorsUnavailable, httpx.TransportError)
@@ -254,8 +257,8 @@ class CodeIndex:
             try:
                 client = open_chroma_client(self.index_dir / "chroma", url)
                 self._vector_store = VectorStore(client, self.embedder, namespace, views)
-            except (ValueError, *vector_backend_errors()) as error:
-                if not url:
+            except Exception as error:  # chromadb: ValueError("Could not connect ..."), httpx errors
+                if not url or not isinstance(error, (ValueError, *vector_backend_errors())):
                     raise
                 raise VectorsUnavailable(f"the Chroma server at {url} is not reachable ({error})") from error
         return self._vector_store

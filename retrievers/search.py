@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from .bm25 import top_k
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
-from .index import CodeIndex, IndexMissing, closing_connection, load_segments
+from .index import CodeIndex, IndexMissing, closing_connection, load_segments, vector_backend_errors
 from .languages import is_documentation
 from .tokenize import split_identifier, tokenize_query
 
@@ -40,6 +41,9 @@ MAX_QUERY_CHARS = 20_000
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
 # for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
 LONG_QUERY_DENSE_CHARS = 600
+# After the Chroma server failed to answer, searches use lexical evidence alone for this long
+# before trying it again (so a down server costs one failed connection, not one per query).
+VECTORS_RETRY_AFTER_S = 10.0
 
 CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 PATH_MENTION = re.compile(r"[A-Za-z0-9_\-./\\]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|mjs|cjs)\b")
@@ -73,11 +77,16 @@ class Hit:
 
 @dataclass
 class LexicalSignal:
-    """What the rerank/rewrite heuristics need from BM25: the raw top score and its gap."""
+    """What the rerank/rewrite heuristics need from BM25 (the raw top score and its gap), and why vectors were not used.
+
+    ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
+    server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
+    """
 
     top_score: float = 0.0
     second_score: float = 0.0
     candidates: int = 0
+    vectors_note: str = ""
 
     @property
     def gap(self) -> float:  # noqa: D102
@@ -135,6 +144,9 @@ class Searcher:
         self._lock = threading.RLock()
         self._connection = index.connect()
         self._generation: str | None = None
+        self._last_lexical: tuple | None = None
+        self._vectors_retry_at = 0.0
+        self._vectors_error = ""
         self._load()
 
     def close(self) -> None:
@@ -181,6 +193,7 @@ class Searcher:
             live = np.fromiter((row[0] for row in self._connection.execute("SELECT id FROM chunks ORDER BY id")),
                                dtype=np.int64)
             self._segments = [(ids, bm25, np.isin(ids, live)) for ids, bm25 in load_segments(generation_dir)]
+            self._last_lexical = None
             self._chunk_count = int(live.size)
             self._views = self.index.views(self._chunk_count)
             self._generation = generation
@@ -200,17 +213,22 @@ class Searcher:
         """Top-``k`` chunk ids by BM25 and the raw score signal."""
         if not query_tokens:
             return {}, LexicalSignal()
-        ids_parts, score_parts = [], []
-        for ids, bm25, live in self._segments:
-            scores = bm25.scores(query_tokens)
-            ids_parts.append(ids[live])
-            score_parts.append(np.asarray(scores)[live])
-        if not ids_parts:
-            return {}, LexicalSignal()
-        all_ids = np.concatenate(ids_parts)
-        all_scores = np.concatenate(score_parts)
-        # Segments are in id order (the delta holds newer ids), so all_ids is sorted: kept for _bm25_of.
-        self._last_lexical = (tuple(query_tokens), all_ids, all_scores)
+        last = self._last_lexical
+        if last is not None and last[0] == tuple(query_tokens):
+            # The graph probes BM25 before deciding on a rewrite, then retrieves with the same tokens.
+            _, all_ids, all_scores = last
+        else:
+            ids_parts, score_parts = [], []
+            for ids, bm25, live in self._segments:
+                scores = bm25.scores(query_tokens)
+                ids_parts.append(ids[live])
+                score_parts.append(np.asarray(scores)[live])
+            if not ids_parts:
+                return {}, LexicalSignal()
+            all_ids = np.concatenate(ids_parts)
+            all_scores = np.concatenate(score_parts)
+            # Segments are in id order (the delta holds newer ids), so all_ids is sorted: kept for _bm25_of.
+            self._last_lexical = (tuple(query_tokens), all_ids, all_scores)
         best = top_k(all_scores, k)
         found = {int(all_ids[i]): float(all_scores[i]) for i in best}
         values = [float(all_scores[i]) for i in best[:2]]
@@ -221,7 +239,7 @@ class Searcher:
         """BM25 scores of specific chunks (vector candidates BM25 did not rank), from the last scoring."""
         if not tokens or not chunk_ids:
             return {}
-        last = getattr(self, "_last_lexical", None)
+        last = self._last_lexical
         if last is None or last[0] != tuple(tokens):
             self.lexical_scores(tokens, 1)
             last = self._last_lexical
@@ -258,6 +276,26 @@ class Searcher:
         vector = self.index.embedder.embed([text])[0]
         self._query_vector = vector
         return {view: self._keys_to_chunks(view, store.query(view, vector, k)) for view in self._views}
+
+    def _guarded_dense(self, text: str, k: int) -> dict[str, dict[int, float]]:
+        """:meth:`dense_scores`, or nothing while the Chroma server is unreachable (retried after a pause)."""
+        if time.monotonic() < self._vectors_retry_at:
+            return {}
+        try:
+            found = self.dense_scores(text, k)
+        except vector_backend_errors() as error:
+            self._vectors_failed(error)
+            return {}
+        self._vectors_error = ""
+        return found
+
+    def _vectors_failed(self, error: BaseException) -> None:
+        self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
+        url = self.index.chroma_url or "the embedded database"
+        detail = str(error) if str(error).startswith("the Chroma server") else f"the Chroma server at {url}: {error}"
+        self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
+                               f" retried after {VECTORS_RETRY_AFTER_S:g}s")
+        self.index.reopen_vectors()
 
     def _fill_dense(self, dense: dict[str, dict[int, float]], candidates: set[int]) -> None:
         """Exact cosines for candidates a view's top-k missed, so the blend compares like with like."""
@@ -354,12 +392,19 @@ class Searcher:
                 dense = False
             long_query = len(query.split()) > LONG_QUERY_WORDS
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
-            dense = self.dense_scores(plain_text(dense_input), candidates) if dense else {}
+            wants_vectors = dense
+            dense = self._guarded_dense(plain_text(dense_input), candidates) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
             pool = set(lexical) | set(symbols) | {c for scores in dense.values() for c in scores}
             if dense:
-                self._fill_dense(dense, pool)
+                try:
+                    self._fill_dense(dense, pool)
+                except vector_backend_errors() as error:
+                    self._vectors_failed(error)
+                    dense = {}
+            if wants_vectors and self._vectors_error:
+                signal.vectors_note = self._vectors_error
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
             if weights is None:
