@@ -25,6 +25,7 @@ import os
 import shutil
 import sqlite3
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -250,10 +251,7 @@ class CodeIndex:
             from .vectors import VectorStore, open_chroma_client
 
             url = self.chroma_url
-            # One namespace per repository and model, so repositories sharing a Chroma server never meet.
-            namespace = "gg-" + hashlib.blake2b(
-                f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6
-            ).hexdigest()
+            namespace = self.vector_namespace()
             try:
                 client = open_chroma_client(self.index_dir / "chroma", url)
                 self._vector_store = VectorStore(client, self.embedder, namespace, views)
@@ -336,6 +334,7 @@ class CodeIndex:
         has_index = connection.execute("SELECT 1 FROM meta WHERE key = 'bm25_generation'").fetchone()
         if has_index and not self._settings_match(connection):
             rebuild = True
+        self._record_vector_namespace(connection)
         self._record_vector_backend(connection)
         summary.rebuilt = summary.rebuilt or bool(rebuild and has_index)
         known = {} if rebuild else {
@@ -414,6 +413,26 @@ class CodeIndex:
                 ) from error
             summary.phases["embed"] = round(time.perf_counter() - phase_start, 3)
         summary.vectors_pending = sum(self.count_pending_vectors(connection, view, with_tests) for view in views)
+
+    def vector_namespace(self) -> str:
+        """The Chroma collection prefix of this index: one per index, so indexes sharing a server never meet.
+
+        It is an id minted when the index is first built and kept in its meta, so moving or
+        renaming the repository keeps its vectors. Indexes built before the id existed keep the
+        prefix they were created with (a hash of the repository path and the model).
+        """
+        stored = self._meta_value("vector_namespace")
+        if stored:
+            return stored
+        return "gg-" + hashlib.blake2b(f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6).hexdigest()
+
+    def _record_vector_namespace(self, connection: sqlite3.Connection) -> None:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'vector_namespace'").fetchone()
+        if row is None:
+            has_vectors = connection.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
+            namespace = self.vector_namespace() if has_vectors else f"gg-{uuid.uuid4().hex[:12]}"
+            connection.execute("INSERT INTO meta VALUES ('vector_namespace', ?)", (namespace,))
+            connection.commit()
 
     def _record_vector_backend(self, connection: sqlite3.Connection) -> None:
         """Remember the Chroma server (or ``""``: embedded) this run stores vectors in.

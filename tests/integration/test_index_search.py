@@ -520,3 +520,14 @@ def test_open_searcher_finds_code_another_process_indexed(tmp_path, embedder):
         assert hits[0].symbol == "circumference"  # found by its vector alone
     finally:
         searcher.close()
+
+
+def test_moving_the_repository_keeps_its_vectors(tmp_path, embedder):
+    repo = copy_fixture(tmp_path / "before")
+    CodeIndex(repo, embedder=embedder).update()
+    moved = tmp_path / "after"
+    repo.rename(moved)
+    summary = CodeIndex(moved, embedder=embedder).update()
+    assert summary.vectors_embedded == 0
+    hits, _ = Searcher(CodeIndex(moved, embedder=embedder)).search("insert edges into the graph store", 5)
+    assert hits and all(hit.components.get("card") for hit in hits[:3])
