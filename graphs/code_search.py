@@ -93,7 +93,7 @@ def build_graph(chat_model: Any | None = None, name: str = "code_search"):
     builder.add_node("should_rewrite", nodes.should_rewrite_node)
     builder.add_node("rewrite", _bound(nodes.rewrite, chat_model=chat_model))
     builder.add_node("decompose", nodes.decompose_node)
-    builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("retrieve", nodes.retrieve)  # type: ignore[call-overload]  # its input is a Send payload
     builder.add_node("merge", nodes.merge)
     builder.add_node("should_rerank", nodes.should_rerank_node)
     builder.add_node("rerank", _bound(nodes.rerank, chat_model=chat_model))

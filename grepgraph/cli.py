@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from retrievers import __version__
 
@@ -80,7 +81,7 @@ def _progress_reporter(silent: bool):
     bar = Progress(TextColumn("{task.description:>12}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    transient=True)
     bar.start()
-    tasks: dict[str, int] = {}
+    tasks: dict[str, Any] = {}
 
     def update(phase: str, done: int, total: int) -> None:
         if phase not in tasks:
@@ -107,7 +108,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     for name in ("rewrite", "rerank"):
         if getattr(args, name) is not None:
             request[name] = getattr(args, name) == "force"
-    context = {"repo": str(repo)}
+    context: dict[str, Any] = {"repo": str(repo)}
     if args.index_dir:
         context["index_dir"] = str(Path(args.index_dir).resolve())
     if args.chroma_url:

@@ -27,6 +27,8 @@ BM25_B = 0.75
 class LexicalIndex(Protocol):
     """What the searcher needs from a BM25 engine."""
 
+    engine: str
+
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every document, in build order."""
         ...
@@ -102,7 +104,7 @@ class RankBm25Index:
             return cls(pickle.load(handle))  # noqa: S301 - our own file, inside the index
 
 
-ENGINES = {"bm25s": Bm25sIndex, "rank_bm25": RankBm25Index}
+ENGINES: dict[str, type[Bm25sIndex] | type[RankBm25Index]] = {"bm25s": Bm25sIndex, "rank_bm25": RankBm25Index}
 
 
 def build_lexical_index(engine: str, documents: list[list[str]]) -> LexicalIndex:

@@ -94,7 +94,7 @@ def header_end(text: str) -> int:
     return -1
 
 
-def _signature(lines: list[str], node: ast.AST) -> str:
+def _signature(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
     """The ``def``/``class`` header without decorators, comments or a same-line body."""
     body = getattr(node, "body", None)
     last = max(body[0].lineno, node.lineno) if body else node.lineno
@@ -165,7 +165,9 @@ class _PythonVisitor(ast.NodeVisitor):
         kind = "method" if self.scope and self.scope[-1][1] == "class" else "function"
         self._definition(node, kind)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:  # noqa: D102, N802
+        kind = "method" if self.scope and self.scope[-1][1] == "class" else "function"
+        self._definition(node, kind)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: D102, N802
         for base in node.bases:

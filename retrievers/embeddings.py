@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,8 +68,8 @@ class MiniLMEmbedder:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads or min(4, os.cpu_count() or 1)
-        self._session = None
-        self._tokenizer = None
+        self._session: Any = None
+        self._tokenizer: Any = None
         self._lock = threading.Lock()
 
     def _load(self) -> None:

@@ -10,6 +10,9 @@ our benchmark (see the README), so the searcher uses the blend there.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 RRF_K = 60
 ORIGINAL_QUERY_WEIGHT = 1.0
@@ -19,11 +22,11 @@ SECOND_THIRD_RANK_BONUS = 0.02
 
 
 def reciprocal_rank_fusion(
-    ranked_lists: Sequence[Sequence[Hashable]],
+    ranked_lists: Sequence[Sequence[K]],
     weights: Sequence[float] | None = None,
     k: int = RRF_K,
     top_rank_bonus: bool = True,
-) -> list[tuple[Hashable, float]]:
+) -> list[tuple[K, float]]:
     """Fuse ranked lists of ids: ``score(d) = sum_i w_i / (k + rank_i(d))``, best first.
 
     Args:
@@ -40,7 +43,7 @@ def reciprocal_rank_fusion(
         weights = [1.0] * len(ranked_lists)
     if len(weights) != len(ranked_lists):
         raise ValueError("one weight per ranked list is required")
-    scores: dict[Hashable, float] = {}
+    scores: dict[K, float] = {}
     for ranked, weight in zip(ranked_lists, weights):
         for rank, item in enumerate(ranked, start=1):
             bonus = 0.0
@@ -50,7 +53,7 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda pair: -pair[1])
 
 
-def max_normalise(values: dict[Hashable, float]) -> dict[Hashable, float]:
+def max_normalise(values: dict[K, float]) -> dict[K, float]:
     """Divide by the maximum (scores in [0, 1], zero stays zero); all-zero input stays zero."""
     top = max(values.values(), default=0.0)
     if top <= 0:
@@ -59,13 +62,13 @@ def max_normalise(values: dict[Hashable, float]) -> dict[Hashable, float]:
 
 
 def weighted_blend(
-    components: dict[str, dict[Hashable, float]], weights: dict[str, float]
-) -> list[tuple[Hashable, float]]:
+    components: dict[str, dict[K, float]], weights: dict[str, float]
+) -> list[tuple[K, float]]:
     """``score(d) = sum_c weights[c] * components[c][d]`` over the union of ids, best first.
 
     Missing entries count as zero; components are expected to be pre-normalised.
     """
-    totals: dict[Hashable, float] = {}
+    totals: dict[K, float] = {}
     for name, values in components.items():
         weight = weights.get(name, 0.0)
         if not weight:

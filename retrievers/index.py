@@ -31,11 +31,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from . import __version__
-from .bm25 import build_lexical_index, load_lexical_index, save_lexical_index
+from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_lexical_index
 from .cards import card_text, code_text, lexical_tokens, members_by_parent
 from .chunking import parse_file
 from .model import Chunk, Edge, ParsedFile
@@ -188,8 +189,8 @@ class CodeIndex:
         self.settings = settings or IndexSettings()
         self._embedder = embedder
         self._chroma_url = chroma_url
-        self._vector_store = None
-        self._embedding_cache = None
+        self._vector_store: Any = None
+        self._embedding_cache: Any = None
 
     # ---------------------------------------------------------------- paths and connections
     @property
@@ -460,9 +461,9 @@ class CodeIndex:
 
         model_id = (self.embedder.model_id if self.settings.embedding_model == "minilm"
                     else self.settings.embedding_model)
-        rows = []
-        edge_rows = []
-        file_rows = []
+        rows: list[tuple] = []
+        edge_rows: list[tuple] = []
+        file_rows: list[tuple] = []
         for (source, data, digest, mtime), chunks, edges, error in parsed:
             file_rows.append((source.path, digest, len(data), mtime, source.language, len(chunks), error))
             members = members_by_parent(chunks)
@@ -618,7 +619,7 @@ class CodeIndex:
 
             self._embedding_cache = EmbeddingCache.open_default() or False
         cache = self._embedding_cache or None
-        cached = cache.get_many(keys) if cache else {}
+        cached: dict[str, np.ndarray] = cache.get_many(keys) if cache else {}
         missing = [i for i, key in enumerate(keys) if key not in cached]
         vectors = np.zeros((len(keys), self.embedder.dimension), dtype=np.float32)
         if missing:
@@ -729,7 +730,7 @@ def parse_many(changed: list[tuple]) -> Iterator[ParsedFile]:
         yield from pool.map(_parse_job, jobs, chunksize=16)
 
 
-def load_segments(generation_dir: Path) -> list[tuple[np.ndarray, object]]:
+def load_segments(generation_dir: Path) -> list[tuple[np.ndarray, LexicalIndex]]:
     """The ``(chunk ids, BM25 index)`` pairs of a generation; empty segments are left out."""
     segments = []
     for name in ("main", "delta"):

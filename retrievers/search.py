@@ -243,6 +243,8 @@ class Searcher:
         if last is None or last[0] != tuple(tokens):
             self.lexical_scores(tokens, 1)
             last = self._last_lexical
+        if last is None:
+            return {}
         _, all_ids, all_scores = last
         if all_ids.size == 0:
             return {}
@@ -393,34 +395,35 @@ class Searcher:
             long_query = len(query.split()) > LONG_QUERY_WORDS
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
             wants_vectors = dense
-            dense = self._guarded_dense(plain_text(dense_input), candidates) if dense else {}
+            cosines = self._guarded_dense(plain_text(dense_input), candidates) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
-            pool = set(lexical) | set(symbols) | {c for scores in dense.values() for c in scores}
-            if dense:
+            pool = set(lexical) | set(symbols) | {c for scores in cosines.values() for c in scores}
+            if cosines:
                 try:
-                    self._fill_dense(dense, pool)
+                    self._fill_dense(cosines, pool)
                 except vector_backend_errors() as error:
                     self._vectors_failed(error)
-                    dense = {}
+                    cosines = {}
             if wants_vectors and self._vectors_error:
                 signal.vectors_note = self._vectors_error
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
             if weights is None:
                 weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
-            components = {
+            components: dict[str, dict[int, float]] = {
                 "bm25": max_normalise(lexical_all),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
-                **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in dense.items()},
+                **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
             }
-            if not dense:
+            if not cosines:
                 # No vectors yet (first index still embedding): lexical evidence carries the ranking.
                 weights = {**weights, "bm25": 1.0}
             if fusion == "rrf":
-                ranked_lists = [sorted(values, key=lambda c, v=values: -v[c])
-                                for name, values in components.items() if weights.get(name) and values]
+                ranked_lists: list[list[int]] = [sorted(values, key=values.__getitem__, reverse=True)
+                                                 for name, values in components.items()
+                                                 if weights.get(name) and values]
                 list_weights = [weights[name] for name, values in components.items() if weights.get(name) and values]
                 blended = reciprocal_rank_fusion(ranked_lists, list_weights)
             else:

@@ -69,12 +69,12 @@ class SymbolGraph:
                 "SELECT path, symbol, kind, start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
                 " ORDER BY start_line LIMIT 1", (path, source)).fetchone()
             if row:
-                return SymbolRef(*row, line=line)
+                return SymbolRef(row[0], row[1], row[2], row[3], row[4], line=line)
         row = self.connection.execute(
             "SELECT path, symbol, kind, start_line, end_line FROM chunks WHERE path = ? AND start_line <= ?"
             " AND end_line >= ? ORDER BY (end_line - start_line) LIMIT 1", (path, line, line)).fetchone()
         if row:
-            return SymbolRef(*row, line=line)
+            return SymbolRef(row[0], row[1], row[2], row[3], row[4], line=line)
         return SymbolRef(path, source or path, "module", line, line, line)
 
     def _references_to(self, name: str, kind: str) -> list[tuple[str, str, str, int]]:

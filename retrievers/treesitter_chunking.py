@@ -625,7 +625,8 @@ def _js_named_value(node: Node, scope: _Scope) -> _Definition | None:
     elif node.type == "pair":
         name = _js_key_name(node.child_by_field_name("key"))
     elif node.type == "assignment_expression":
-        assigned = _js_assigned_name(node.child_by_field_name("left"))
+        left = node.child_by_field_name("left")
+        assigned = _js_assigned_name(left) if left is not None else None
         if assigned is None:
             if value.child_by_field_name("name") is None:
                 return None
@@ -654,13 +655,13 @@ def _js_define(node: Node, scope: _Scope) -> _Definition | None:
         return None
     kind = _JS_DECLARATION_KINDS.get(node.type)
     if kind is not None:
-        name = node.child_by_field_name("name")
-        if name is None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
             return None
         span = _js_span(node)
         return _define(
             kind,
-            _text(name),
+            _text(name_node),
             scope,
             span,
             node.child_by_field_name("body"),
@@ -704,9 +705,9 @@ def _js_enter(node: Node, scope: _Scope) -> _Scope | None:
     if _is_js_test_block(node):
         return replace(scope, skip_definitions=True, in_test=True)
     if node.type == "internal_module":  # TS ``namespace A.B { ... }``
-        name = node.child_by_field_name("name")
-        if name is not None and name.type != "string":
-            return replace(scope, qualifier=_qualify(scope.qualifier, _text(name)), container="namespace")
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and name_node.type != "string":
+            return replace(scope, qualifier=_qualify(scope.qualifier, _text(name_node)), container="namespace")
     if node.type == "object" and node.parent is not None:
         name = _js_object_name(node.parent)
         if name:
@@ -962,14 +963,14 @@ def _rust_use_paths(node: Node | None, prefix: str) -> list[str]:
     if node.type in ("use_list",):
         return [path for child in node.named_children for path in _rust_use_paths(child, prefix)]
     if node.type == "scoped_use_list":
-        path = node.child_by_field_name("path")
-        inner = _qualify(prefix, _text(path).replace("::", ".")) if path is not None else prefix
+        path_node = node.child_by_field_name("path")
+        inner = _qualify(prefix, _text(path_node).replace("::", ".")) if path_node is not None else prefix
         return _rust_use_paths(node.child_by_field_name("list"), inner)
     if node.type == "use_as_clause":
         return _rust_use_paths(node.child_by_field_name("path"), prefix)
     if node.type == "use_wildcard":  # ``a::*`` imports from module ``a``
-        inner = node.named_child(0)
-        return _rust_use_paths(inner, prefix) if inner is not None else ([prefix] if prefix else [])
+        wildcard = node.named_child(0)
+        return _rust_use_paths(wildcard, prefix) if wildcard is not None else ([prefix] if prefix else [])
     path = _qualify(prefix, _text(node).replace("::", "."))
     if path.endswith(".self"):  # ``use a::{self}`` names ``a``
         path = path[: -len(".self")]

@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,10 +44,10 @@ def chroma_embedding_function(embedder: Any):
         def name() -> str:
             return "grepgraph"
 
-        def default_space(self) -> str:
+        def default_space(self) -> Literal["cosine"]:
             return "cosine"
 
-        def supported_spaces(self) -> list[str]:
+        def supported_spaces(self) -> list[Literal["cosine", "l2", "ip"]]:
             return ["cosine"]
 
         def get_config(self) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,10 +129,14 @@ def walk_repository(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> WalkRes
                     result.skipped["symlink outside repository"] += 1
                     continue
             try:
-                size = absolute.stat().st_size
+                info = absolute.stat()
             except OSError:
                 result.skipped["unreadable"] += 1
                 continue
+            if not stat.S_ISREG(info.st_mode):  # a FIFO or device named like source: reading it would block
+                result.skipped["not a regular file"] += 1
+                continue
+            size = info.st_size
             if size > max_file_bytes:
                 result.skipped["too large"] += 1
                 continue
