@@ -226,7 +226,9 @@ def clean_terms(value: object, max_terms: int = 6) -> list[str]:
         return []
     terms = []
     for item in value:
-        if isinstance(item, str) and 0 < len(item.strip()) <= 60 and item.strip() not in terms:
+        # Printable only: control characters and lone surrogates would break the query embedder.
+        if (isinstance(item, str) and 0 < len(item.strip()) <= 60 and item.strip().isprintable()
+                and item.strip() not in terms):
             terms.append(item.strip())
     return terms[:max_terms]
 

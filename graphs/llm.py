@@ -33,6 +33,10 @@ REWRITE_CACHE_SIZE = 512
 _health: dict[str, tuple[bool, float]] = {}
 _health_lock = threading.Lock()
 _rewrite_cache: OrderedDict[tuple, dict] = OrderedDict()
+# One ChatOllama per (base_url, model, timeout): building one loads the CA bundle twice (~80 ms of CPU),
+# which every call paid while the gateway was rebuilt per node run. The client is thread-safe.
+_chat_models: dict[tuple, Any] = {}
+_chat_models_lock = threading.Lock()
 _executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="grepgraph-llm")
 
 
@@ -46,10 +50,12 @@ class LLMReply:
 
 
 def reset_llm_state() -> None:
-    """Forget reachability and cached rewrites (tests, or after starting Ollama)."""
+    """Forget reachability, cached rewrites and clients (tests, or after starting Ollama)."""
     with _health_lock:
         _health.clear()
     _rewrite_cache.clear()
+    with _chat_models_lock:
+        _chat_models.clear()
 
 
 def _probe(base_url: str) -> bool:
@@ -84,14 +90,18 @@ class LLMGateway:
 
     def _model(self) -> Any:
         if self._chat_model is None:
-            from langchain_ollama import ChatOllama
+            key = (self.base_url, self.model, self.timeout_s)
+            with _chat_models_lock:
+                if key not in _chat_models:
+                    from langchain_ollama import ChatOllama
 
-            self._chat_model = ChatOllama(
-                model=self.model, base_url=self.base_url, temperature=0, format="json",
-                # The wall-clock bound below is the real limit; the HTTP client's own timeout sits just
-                # above it so that a stalled call is always reported (and remembered) as a timeout.
-                client_kwargs={"timeout": self.timeout_s + 1.0}, num_predict=400,
-            )
+                    _chat_models[key] = ChatOllama(
+                        model=self.model, base_url=self.base_url, temperature=0, format="json",
+                        # The wall-clock bound below is the real limit; the HTTP client's own timeout sits just
+                        # above it so that a stalled call is always reported (and remembered) as a timeout.
+                        client_kwargs={"timeout": self.timeout_s + 1.0}, num_predict=400,
+                    )
+                self._chat_model = _chat_models[key]
         return self._chat_model
 
     def available(self) -> tuple[bool, str]:

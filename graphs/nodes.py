@@ -83,16 +83,17 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
         raise InvalidSearchInput(f"focus must be one of {', '.join(FOCUS_VALUES)}, got {focus!r}")
     # The structured fields reach the embedder and the prompts as they are: same checks as the query.
     extra: dict = {}
+    fields: dict[str, Any] = dict(state)
     for name in ("intent", "passage"):
-        if state.get(name) is not None:
-            if not isinstance(state[name], str):
+        if fields.get(name) is not None:
+            if not isinstance(fields[name], str):
                 raise InvalidSearchInput(f"{name} must be a string")
-            extra[name] = _printable(state[name])
+            extra[name] = _printable(fields[name])
     for name in ("keywords", "concepts"):
-        if state.get(name) is not None:
-            if not isinstance(state[name], list) or not all(isinstance(item, str) for item in state[name]):
+        if fields.get(name) is not None:
+            if not isinstance(fields[name], list) or not all(isinstance(item, str) for item in fields[name]):
                 raise InvalidSearchInput(f"{name} must be a list of strings")
-            extra[name] = [_printable(item) for item in state[name]]
+            extra[name] = [_printable(item) for item in fields[name]]
     return {"query": query.strip(), "limit": limit, "focus": focus, **extra}
 
 
@@ -247,7 +248,7 @@ def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
         fused = [dict(hit) for hit in (lists[0]["hits"] if lists else [])]
         method = "single list"
     else:
-        by_id = {}
+        by_id: dict[int, dict] = {}
         for entry in lists:
             for hit in entry["hits"]:
                 by_id.setdefault(hit["id"], hit)

@@ -175,7 +175,14 @@ class VectorStore:
         """Exact cosine similarity of the query to the given keys' vectors."""
         if not keys:
             return {}
-        found = self.collections[view].get(ids=list(keys), include=["embeddings"])
+        from chromadb.errors import InternalError
+
+        try:
+            found = self.collections[view].get(ids=list(keys), include=["embeddings"])
+        except InternalError:
+            # "Error finding id": another process stored some of these vectors after this client loaded the
+            # collection. Until the searcher reopens it (its next refresh), they count as not embedded yet.
+            return {}
         if not found["ids"]:
             return {}
         matrix = np.asarray(found["embeddings"], dtype=np.float32)
