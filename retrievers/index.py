@@ -405,8 +405,12 @@ class CodeIndex:
         if embed:
             phase_start = time.perf_counter()
             try:
+                # A flag left by a killed run: its last vectors may be in Chroma but not in the vectors table.
+                sweep = connection.execute("SELECT 1 FROM meta WHERE key = 'vectors_unrecorded'").fetchone()
                 summary.vectors_embedded = self._embed_pending(connection, views, with_tests, progress)
-                self._collect_garbage(connection, views)
+                self._collect_garbage(connection, views, sweep=sweep is not None)
+                connection.execute("DELETE FROM meta WHERE key = 'vectors_unrecorded'")
+                connection.commit()
             except vector_backend_errors() as error:
                 raise VectorsUnavailable(
                     f"{error}; the lexical index of {self.repo} is up to date, and the vectors not stored yet "
@@ -583,6 +587,9 @@ class CodeIndex:
             column = "card_key" if view == "card" else "code_key"
             if not self.count_pending_vectors(connection, view, with_tests):
                 continue
+            # Until this pass ends, Chroma may hold vectors the vectors table doesn't list yet.
+            connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_unrecorded', '1')")
+            connection.commit()
             pending = self.pending_vector_keys(connection, view, with_tests)
             # Chroma is opened only when there is work for it (opening costs ~1 s on a large index).
             store = self.vector_store(views)
@@ -632,13 +639,21 @@ class CodeIndex:
                 vectors[i] = cached[key]
         return vectors
 
-    def _collect_garbage(self, connection: sqlite3.Connection, views: tuple[str, ...]) -> None:
-        """Delete vectors no chunk references any more."""
+    def _collect_garbage(self, connection: sqlite3.Connection, views: tuple[str, ...], sweep: bool = False) -> None:
+        """Delete vectors no chunk references any more.
+
+        With ``sweep`` (a previous run was killed between storing vectors and recording them),
+        the store itself is listed, so vectors the ``vectors`` table never heard of go too.
+        """
         for view in views:
             column = "card_key" if view == "card" else "code_key"
             orphans = [row[0] for row in connection.execute(
                 f"SELECT key FROM vectors WHERE view = ? AND key NOT IN (SELECT {column} FROM chunks)",  # noqa: S608
                 (view,))]
+            if sweep:
+                referenced = {row[0] for row in connection.execute(
+                    f"SELECT DISTINCT {column} FROM chunks")}  # noqa: S608
+                orphans = sorted(set(orphans) | (self.vector_store(views).all_keys(view) - referenced))
             if orphans:
                 self.vector_store(views).delete(view, orphans)
                 connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])

@@ -314,6 +314,12 @@ class Searcher:
             for chunk_id, key in key_of.items():
                 if key in sims:
                     scores[chunk_id] = sims[key]
+            # Chunks with no vector (still being embedded, or tests in a large repository) get the
+            # pool's median cosine: unknown is neutral, and a zero would bury an exact name match.
+            known = sorted(scores.values())
+            neutral = known[len(known) // 2] if known else 0.0
+            for chunk_id in candidates:
+                scores.setdefault(chunk_id, neutral)
 
     def symbol_matches(self, query: str) -> dict[int, float]:
         """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""

@@ -335,7 +335,6 @@ ORPHAN_VECTORS_BUG = (
     "VectorStore.all_keys, meant for this, is unused)")
 
 
-@pytest.mark.xfail(strict=True, reason=ORPHAN_VECTORS_BUG)
 def test_vectors_of_a_killed_run_are_collected_once_unreferenced(isolated_module, tmp_path, embedder, monkeypatch):
     repo = tmp_path / "repo"
     shutil.copytree(SAMPLE_REPO, repo)
@@ -361,7 +360,6 @@ PARTIAL_VECTORS_BUG = (
     "(retrievers/search.py, the weighted blend)")
 
 
-@pytest.mark.xfail(strict=True, reason=PARTIAL_VECTORS_BUG)
 def test_an_exact_name_ranks_first_while_its_vectors_are_missing(isolated_module, tmp_path, embedder):
     repo = tmp_path / "repo"
     shutil.copytree(SAMPLE_REPO, repo)
