@@ -20,7 +20,10 @@ import numpy as np
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-int8"
 MINILM_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
-DEFAULT_BATCH_SIZE = 32
+# Small batches: on 2 cores, 8 texts per call embedded as fast as 32 or faster (1,500 short
+# snippets: 137/s vs 127/s; 600 long ones: 23/s vs 20/s) with a third of the peak memory
+# (onnxruntime's arena keeps the largest batch's buffers: 547 MB vs 1.5 GB).
+DEFAULT_BATCH_SIZE = 8
 
 
 class EmbeddingModelMissing(RuntimeError):
@@ -126,3 +129,16 @@ class MiniLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query into a 384-vector."""
         return self.embed([text])[0]
+
+
+_shared: MiniLMEmbedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_embedder() -> MiniLMEmbedder:
+    """One MiniLM per process: every index and searcher in a server or benchmark shares it."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = MiniLMEmbedder()
+        return _shared

@@ -227,9 +227,9 @@ class CodeIndex:
     @property
     def embedder(self):  # noqa: D102
         if self._embedder is None:
-            from .embeddings import MiniLMEmbedder
+            from .embeddings import shared_embedder
 
-            self._embedder = MiniLMEmbedder()
+            self._embedder = shared_embedder()
         return self._embedder
 
     def views(self, chunk_count: int) -> tuple[str, ...]:
