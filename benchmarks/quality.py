@@ -92,10 +92,17 @@ def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], c
     latencies: dict[str, list[float]] = {m: [] for m in methods}
     searchers: dict[str, Searcher] = {}
     llm_wanted = {"rewrite": 0, "rerank": 0, "either": 0}
-    for query in queries:
-        corpus = corpora / (f"{query['package']}-{query['version']}" if kind == "docstring" else query["corpus"])
+
+    def corpus_of(query: dict) -> Path:
+        return corpora / (f"{query['package']}-{query['version']}" if kind == "docstring" else query["corpus"])
+
+    # One corpus at a time, its searcher closed before the next opens: 28 open indexes don't fit in memory.
+    for query in sorted(queries, key=lambda q: corpus_of(q).name):
+        corpus = corpus_of(query)
         if corpus.name not in searchers:
-            searchers[corpus.name] = open_index(corpus, cache, progress=True, embed=embed)
+            for searcher in searchers.values():
+                searcher.close()
+            searchers = {corpus.name: open_index(corpus, cache, progress=True, embed=embed)}
         for method in methods:
             if method == GRAPH_METHOD:
                 found, elapsed, wanted = run_graph(corpus, cache, query["query"], limit)

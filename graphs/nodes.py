@@ -40,7 +40,9 @@ CANDIDATE_TEXT_CHARS = 1500
 # Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
 TEST_WORDS = re.compile(
     r"\b(?:tests? (?:for|of|that|which|covering)|unit tests?|tested|test (?:cases?|suite|files?)|fixtures?|"
-    r"pytest|unittest|specs? for)\b|^tests?\b", re.I)
+    r"specs? for)\b|^tests?\b", re.I)
+# Issue reports talk about tests and test runners all the time; only a short question asks for tests.
+FOCUS_INFERENCE_MAX_WORDS = 30
 FOCUS_VALUES = ("implementation", "tests", "all")
 
 
@@ -78,7 +80,8 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
     limit = state.get("limit", limit_default)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidSearchInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
-    focus = state.get("focus") or ("all" if TEST_WORDS.search(query) else "implementation")
+    asks_for_tests = len(query.split()) <= FOCUS_INFERENCE_MAX_WORDS and TEST_WORDS.search(query)
+    focus = state.get("focus") or ("all" if asks_for_tests else "implementation")
     if focus not in FOCUS_VALUES:
         raise InvalidSearchInput(f"focus must be one of {', '.join(FOCUS_VALUES)}, got {focus!r}")
     # The structured fields reach the embedder and the prompts as they are: same checks as the query.

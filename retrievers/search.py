@@ -150,8 +150,9 @@ class Searcher:
         self._load()
 
     def close(self) -> None:
-        """Release the SQLite connection."""
+        """Release the SQLite connection and this index's Chroma client."""
         self._connection.close()
+        self.index.reopen_vectors()
 
     # ----------------------------------------------------------------- loading
     def _current_generation(self) -> str:
