@@ -32,16 +32,21 @@ def _repo_path(value: str | None) -> Path:
     return path.resolve()
 
 
-def _settings_from(args: argparse.Namespace):
-    from retrievers.index import IndexSettings
+def _settings_from(args: argparse.Namespace, repo: Path):
+    """The index's own settings (or the defaults for a new one), with the command line's changes."""
+    from dataclasses import replace
 
-    settings = IndexSettings()
+    from retrievers.index import CodeIndex
+
+    settings = replace(CodeIndex(repo, args.index_dir).settings)
     if getattr(args, "bm25_backend", None):
         settings.bm25_backend = args.bm25_backend
     if getattr(args, "views", None):
         settings.views = args.views
     if getattr(args, "embed_tests", None):
         settings.embed_tests = args.embed_tests
+    if getattr(args, "embedding", None):
+        settings.embedding_model = args.embedding
     return settings
 
 
@@ -51,7 +56,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     repo = _repo_path(args.path)
     chroma_url = args.chroma_url if args.chroma_url is not None else os.environ.get("GREPGRAPH_CHROMA_URL")
-    index = CodeIndex(repo, args.index_dir, settings=_settings_from(args), chroma_url=chroma_url)
+    index = CodeIndex(repo, args.index_dir, settings=_settings_from(args, repo), chroma_url=chroma_url)
     progress, close = _progress_reporter(args.json or args.quiet)
     try:
         summary = index.update(progress=progress, rebuild=args.rebuild, embed=not args.no_embed,
@@ -160,7 +165,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from retrievers.index import CodeIndex
 
     repo = _repo_path(args.repo)
-    status = CodeIndex(repo, args.index_dir, settings=_settings_from(args)).status()
+    status = CodeIndex(repo, args.index_dir).status()
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
@@ -207,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--bm25-backend", choices=["bm25s", "rank_bm25"], help="BM25 engine (default bm25s)")
     index.add_argument("--views", choices=["auto", "card", "card+code"],
                        help="what to embed per chunk (auto: card+code up to 25k chunks, cards above)")
+    index.add_argument("--embedding", help="embedding model: minilm (default, offline) or ollama:<model>, "
+                       "e.g. ollama:nomic-embed-text (needs a running Ollama; $GREPGRAPH_LLM_BASE_URL)")
     index.add_argument("--embed-tests", choices=["auto", "always", "never"],
                        help="vectors for test files (auto: only up to 25k chunks; above, tests use BM25 and names)")
     index.add_argument("--chroma-url", help="use a Chroma server (http://host:port) instead of the embedded database;"

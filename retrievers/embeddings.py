@@ -142,3 +142,49 @@ def shared_embedder() -> MiniLMEmbedder:
         if _shared is None:
             _shared = MiniLMEmbedder()
         return _shared
+
+
+class OllamaEmbedder:
+    """Vectors from an Ollama server (``POST /api/embed``), e.g. ``nomic-embed-text``.
+
+    For users who run Ollama and want a larger model than MiniLM. The server is
+    ``$GREPGRAPH_LLM_BASE_URL`` (default ``http://localhost:11434``); the dimension is
+    learned from the first reply.
+    """
+
+    def __init__(self, model: str, base_url: str | None = None, batch_size: int = 32) -> None:  # noqa: D107
+        self.model = model
+        self.model_id = f"ollama:{model}"
+        self.base_url = base_url or os.environ.get("GREPGRAPH_LLM_BASE_URL", "http://localhost:11434")
+        self.batch_size = batch_size
+        self.dimension = 0
+        self._client: Any = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts into unit vectors, in input order."""
+        if self._client is None:
+            import ollama
+
+            self._client = ollama.Client(host=self.base_url, timeout=120)
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            reply = self._client.embed(model=self.model, input=list(texts[start : start + self.batch_size]))
+            rows.extend(reply["embeddings"])
+        matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+        self.dimension = matrix.shape[1] if matrix.size else self.dimension
+        return matrix / np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query."""
+        return self.embed([text])[0]
+
+
+def embedder_for(name: str) -> MiniLMEmbedder | OllamaEmbedder:
+    """The embedder an index setting names: ``minilm`` (default, offline) or ``ollama:<model>``."""
+    if name == "minilm":
+        return shared_embedder()
+    if name.startswith("ollama:") and len(name) > len("ollama:"):
+        return OllamaEmbedder(name.split(":", 1)[1])
+    raise ValueError(
+        f"unknown embedding model {name!r}; use 'minilm' or 'ollama:<model>' (e.g. ollama:nomic-embed-text)"
+    )

@@ -186,7 +186,8 @@ class CodeIndex:
         """
         self.repo = Path(repo).expanduser().resolve()
         self.index_dir = Path(index_dir).expanduser().resolve() if index_dir else default_index_dir(self.repo)
-        self.settings = settings or IndexSettings()
+        # Without explicit settings, an existing index is read (and updated) with the ones it was built with.
+        self.settings = settings or self._stored_settings() or IndexSettings()
         self._embedder = embedder
         self._chroma_url = chroma_url
         self._vector_store: Any = None
@@ -217,6 +218,16 @@ class CodeIndex:
             row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def _stored_settings(self) -> IndexSettings | None:
+        try:
+            stored = json.loads(self._meta_value("settings") or "null")
+        except (sqlite3.Error, ValueError):
+            return None
+        if not isinstance(stored, dict) or stored.get("format") != INDEX_FORMAT:
+            return None
+        return IndexSettings(bm25_backend=stored["bm25_backend"], embedding_model=stored["embedding_model"],
+                             max_file_bytes=stored["max_file_bytes"])
+
     @property
     def chroma_url(self) -> str | None:
         """The Chroma server in use: the one given, else the one the index was built with (``None``: embedded)."""
@@ -227,9 +238,9 @@ class CodeIndex:
     @property
     def embedder(self):  # noqa: D102
         if self._embedder is None:
-            from .embeddings import shared_embedder
+            from .embeddings import embedder_for
 
-            self._embedder = shared_embedder()
+            self._embedder = embedder_for(self.settings.embedding_model)
         return self._embedder
 
     def views(self, chunk_count: int) -> tuple[str, ...]:
@@ -628,9 +639,11 @@ class CodeIndex:
         cache = self._embedding_cache or None
         cached: dict[str, np.ndarray] = cache.get_many(keys) if cache else {}
         missing = [i for i, key in enumerate(keys) if key not in cached]
-        vectors = np.zeros((len(keys), self.embedder.dimension), dtype=np.float32)
-        if missing:
-            fresh = self.embedder.embed([texts[i] for i in missing])
+        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None
+        # The dimension is known only after a first call for servers (Ollama) that pick it.
+        dimension = fresh.shape[1] if fresh is not None else next(iter(cached.values())).shape[0]
+        vectors = np.zeros((len(keys), dimension), dtype=np.float32)
+        if fresh is not None:
             vectors[missing] = fresh
             if cache:
                 cache.put_many([keys[i] for i in missing], fresh)

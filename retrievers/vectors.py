@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .embeddings import MiniLMEmbedder
+from .embeddings import MINILM_MODEL_ID, MiniLMEmbedder
 
 CHROMA_BATCH = 2000
 # Collection sizes change only while indexing; re-reading them every few seconds is enough.
@@ -82,6 +82,13 @@ def open_chroma_client(path: Path | None = None, url: str | None = None):
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
+def model_suffix(model_id: str) -> str:
+    """Collections of another model than the default get their own names (their vectors differ in size)."""
+    if model_id == MINILM_MODEL_ID:
+        return ""
+    return "-" + hashlib.blake2b(model_id.encode(), digest_size=4).hexdigest()
+
+
 def forget_embedded_client(path: Path) -> None:
     """Make the next ``PersistentClient`` for ``path`` load from disk again.
 
@@ -107,7 +114,7 @@ class VectorStore:
         self.function = chroma_embedding_function(embedder)
         self.collections = {
             view: client.get_or_create_collection(
-                name=f"{namespace}-{view}", embedding_function=self.function,
+                name=f"{namespace}-{view}{model_suffix(embedder.model_id)}", embedding_function=self.function,
                 metadata={"hnsw:space": "cosine", "model": embedder.model_id},
             )
             for view in views

@@ -1,0 +1,27 @@
+"""The thin LangChain adapter of the core: grepgraph's embedder as a LangChain ``Embeddings``.
+
+Lets a LangChain app (a ``Chroma`` vector store, a semantic cache) embed with exactly the
+offline MiniLM model grepgraph indexes with. The retriever over the whole search graph is
+``graphs.retriever.GrepGraphRetriever``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from .embeddings import embedder_for
+
+
+class GrepGraphEmbeddings(Embeddings):
+    """``Embeddings`` backed by grepgraph's embedder (``minilm`` by default, or ``ollama:<model>``)."""
+
+    def __init__(self, model: str = "minilm", embedder: Any | None = None) -> None:  # noqa: D107
+        self.embedder = embedder or embedder_for(model)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:  # noqa: D102
+        return self.embedder.embed(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:  # noqa: D102
+        return self.embedder.embed([text])[0].tolist()
