@@ -57,6 +57,8 @@ MAX_BODY_BYTES = 1_000_000
 # uvicorn has no timeout for reading a request body: a client trickling one byte a second would
 # hold its connection and a handler for as long as it likes. The whole body must arrive in this time.
 BODY_TIMEOUT_S = 15.0
+# Nor for the request line and headers: a connection must have sent them within this time.
+HEADER_TIMEOUT_S = 10.0
 SEARCH_TIMEOUT_S = 30.0
 MAX_CONCURRENT_SEARCHES = 8
 READY_RECHECK_S = 5.0
@@ -484,6 +486,46 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def header_deadline_protocol() -> type:
+    """uvicorn's h11 protocol with a deadline for the request line and headers.
+
+    uvicorn waits forever for a client that never finishes its headers (its keep-alive timer
+    starts only after a response). This answers such a connection 408 and closes it.
+    """
+    import asyncio
+
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadlineProtocol(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._header_deadline: asyncio.TimerHandle | None = asyncio.get_running_loop().call_later(
+                HEADER_TIMEOUT_S, self._headers_too_slow)
+
+        def _headers_too_slow(self) -> None:
+            self._header_deadline = None
+            if self.cycle is None and not self.transport.is_closing():
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n"
+                                     b"connection: close\r\n\r\n")
+                self.transport.close()
+
+        def _cancel_deadline(self) -> None:
+            if self._header_deadline is not None:
+                self._header_deadline.cancel()
+                self._header_deadline = None
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None:  # a request's headers arrived
+                self._cancel_deadline()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._cancel_deadline()
+            super().connection_lost(exc)
+
+    return HeaderDeadlineProtocol
+
+
 def run(args: Any) -> int:
     """Entry point of ``grepgraph serve`` (``args.host``, ``args.port``, ``args.repo``)."""
     import uvicorn
@@ -505,5 +547,5 @@ def run(args: Any) -> int:
         sys.stderr.write(f"grepgraph: serving {entry.name} ({entry.path}): {note}\n")
     shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(f"grepgraph: playground at http://{shown}:{port}/search/playground/\n")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    uvicorn.run(app, host=host, port=port, log_level="info", http=header_deadline_protocol())
     return 0

@@ -1,0 +1,57 @@
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from grepgraph import serve
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setattr(serve, "HEADER_TIMEOUT_S", 1.0)
+    app = FastAPI()
+
+    @app.get("/ok")
+    def ok() -> dict:
+        return {"ok": True}
+
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                            http=serve.header_deadline_protocol())
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not instance.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield port
+    instance.should_exit = True
+    thread.join(5)
+
+
+def test_a_client_that_never_finishes_its_headers_gets_408(server):
+    with socket.create_connection(("127.0.0.1", server), timeout=5) as client:
+        client.sendall(b"GET /ok HTTP/1.1\r\nHost: x\r\n")  # no blank line: the headers never end
+        started = time.monotonic()
+        reply = client.recv(1024)
+        assert reply.startswith(b"HTTP/1.1 408")
+        assert time.monotonic() - started < 3
+
+
+def test_a_normal_request_is_not_cut_off(server):
+    with socket.create_connection(("127.0.0.1", server), timeout=5) as client:
+        client.sendall(b"GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        reply = b""
+        while chunk := client.recv(1024):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 200") and b'"ok":true' in reply
+    time.sleep(1.5)  # past the header deadline: nothing fires on a finished connection
