@@ -487,7 +487,7 @@ def is_loopback(host: str) -> bool:
 
 
 def header_deadline_protocol() -> type:
-    """uvicorn's h11 protocol with a deadline for the request line and headers.
+    """The h11 protocol of uvicorn with a deadline for the request line and headers.
 
     uvicorn waits forever for a client that never finishes its headers (its keep-alive timer
     starts only after a response). This answers such a connection 408 and closes it.
