@@ -154,6 +154,8 @@ class IndexStatus(TypedDict, total=False):
     languages: dict[str, int]
     views: list[str]
     vectors_pending: dict[str, int]
+    test_vectors: bool
+    chroma_url: str
     settings: dict[str, Any]
     settings_match: bool
     versions: dict[str, str]

@@ -190,7 +190,7 @@ def test_a_closed_port_is_probed_once_then_skipped(sample_index):
                                    context)
     assert trace_entry(second, "rewrite")["llm"] == "skipped: unreachable (cached)"
     assert trace_entry(second, "rerank")["llm"] == "skipped: unreachable (cached)"
-    assert trace_entry(second, "rewrite")["llm_ms"] < 50
+    assert trace_entry(second, "rewrite")["ms"] < 50
     assert seconds < 1.0
     assert second["results"]
 
