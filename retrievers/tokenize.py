@@ -10,6 +10,7 @@ only: in code they are rarely noise worth the bookkeeping.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -75,34 +76,28 @@ def _undouble(word: str) -> str:
     return word
 
 
-def tokenize_code(text: str) -> list[str]:
-    """Tokens for a document: whole identifiers plus their parts, stemmed, lowercased."""
-    tokens: list[str] = []
+def _identifier_tokens(text: str, skip: frozenset[str], skip_parts: frozenset[str]) -> Iterator[str]:
+    """Whole multi-part identifiers, then their stemmed parts, lowercased; ``skip`` drops words."""
     for identifier in IDENTIFIER.findall(text):
         lowered = identifier.lower()
-        if lowered in CODE_NOISE or len(lowered) < 2:
+        if lowered in skip or len(lowered) < 2:
             continue
         parts = split_identifier(identifier)
         if len(parts) > 1:
-            tokens.append(lowered.strip("_"))
-        tokens.extend(stem(part) for part in parts if len(part) > 1)
-    return tokens
+            yield lowered.strip("_")
+        for part in parts:
+            if len(part) > 1 and part not in skip_parts:
+                yield stem(part)
+
+
+def tokenize_code(text: str) -> list[str]:
+    """Tokens for a document: whole identifiers plus their parts, stemmed, lowercased."""
+    return list(_identifier_tokens(text, CODE_NOISE, frozenset()))
 
 
 def tokenize_query(text: str) -> list[str]:
     """Tokens for a query: like documents, minus English stop words and duplicates."""
-    seen: dict[str, None] = {}
-    for identifier in IDENTIFIER.findall(text):
-        lowered = identifier.lower()
-        if lowered in STOP_WORDS or len(lowered) < 2:
-            continue
-        parts = split_identifier(identifier)
-        if len(parts) > 1:
-            seen.setdefault(lowered.strip("_"), None)
-        for part in parts:
-            if len(part) > 1 and part not in STOP_WORDS:
-                seen.setdefault(stem(part), None)
-    return list(seen)
+    return list(dict.fromkeys(_identifier_tokens(text, STOP_WORDS, STOP_WORDS)))
 
 
 def content_words(text: str) -> list[str]:
