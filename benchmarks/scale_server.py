@@ -179,8 +179,11 @@ def child_index(argv: list[str]) -> None:
     parser.add_argument("--chroma-url", required=True)
     parser.add_argument("--result", type=Path, required=True)
     parser.add_argument("--label", default="index")
-    parser.add_argument("--launched", type=float, required=True)
+    parser.add_argument("--launched", type=float, required=True, help="time.time() when the parent started us")
+    parser.add_argument("--log-origin", type=float, default=0.0, help="the parent's log clock at that moment")
     args = parser.parse_args(argv)
+    # One clock in the log: speed.log stamps lines with seconds since speed._START.
+    speed._START = time.perf_counter() - args.log_origin - (time.time() - args.launched)
     index = CodeIndex(args.repo, args.index_dir, chroma_url=args.chroma_url)
     startup = time.time() - args.launched
     summary = index.update(progress=Progress(args.label))
@@ -196,7 +199,8 @@ def run_index(repo: Path, index_dir: Path, url: str, label: str, cache: Path) ->
     for name in ("GREPGRAPH_CHROMA_URL", "GREPGRAPH_REPO", "GREPGRAPH_INDEX_DIR", "GREPGRAPH_CONFIG"):
         env.pop(name, None)
     command = [sys.executable, str(Path(__file__).resolve()), "--child-index", str(repo), str(index_dir),
-               "--chroma-url", url, "--result", str(result_file), "--label", label, "--launched", str(time.time())]
+               "--chroma-url", url, "--result", str(result_file), "--label", label, "--launched", str(time.time()),
+               "--log-origin", str(time.perf_counter() - speed._START)]
     log(f"[{label}] indexing {repo} -> {index_dir} (vectors in {url})")
     started = time.perf_counter()
     process = subprocess.Popen(command, env=env)
