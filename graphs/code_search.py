@@ -25,6 +25,7 @@ from langgraph.types import Send
 from graphs import nodes
 from graphs.context import Context
 from graphs.state import SearchInput, SearchOutput, SearchState
+from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
 
 
 def route_after_classify(state: SearchState) -> Literal["lookup_symbol_graph", "should_rewrite"]:
@@ -47,7 +48,7 @@ def fan_out(state: SearchState) -> list[Send]:
     depth = max(nodes.CANDIDATE_DEPTH, state["limit"] * 2)
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
-    weights = state.get("query_weights") or {"original": 1.0, "derived": 0.6}
+    weights = state.get("query_weights") or {"original": ORIGINAL_QUERY_WEIGHT, "derived": DERIVED_QUERY_WEIGHT}
     tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
               "weight": weights["original"], "depth": depth}]
     for number, part in enumerate(state.get("sub_queries") or [], start=1):

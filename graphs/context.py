@@ -14,6 +14,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -59,8 +61,9 @@ class Context:
     )
     max_sub_queries: int = _setting(4, "Most sub-queries a multi-part question is split into.")
     focus_demotion: float = _setting(0.5, "Score factor for results outside the focus (tests vs implementation).")
-    original_query_weight: float = _setting(1.0, "RRF weight of the lists retrieved for the original query.")
-    derived_query_weight: float = _setting(0.6, "RRF weight of lists from rewrites and sub-queries.")
+    original_query_weight: float = _setting(
+        ORIGINAL_QUERY_WEIGHT, "RRF weight of the lists retrieved for the original query.")
+    derived_query_weight: float = _setting(DERIVED_QUERY_WEIGHT, "RRF weight of lists from rewrites and sub-queries.")
 
 
 def _coerce(value: Any, annotation: Any) -> Any:
