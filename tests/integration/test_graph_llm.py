@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,12 +17,11 @@ from graphs import context as context_module
 from graphs.code_search import graph
 from graphs.llm import LLMGateway, reset_llm_state
 from graphs.resources import forget_searchers
-from retrievers.index import CodeIndex
+from tests.conftest import indexed_sample_repo
 from tests.ollama_server import OllamaTestServer, closed_port
 
 pytestmark = pytest.mark.slow
 
-SAMPLE_REPO = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
 LLM_TIMEOUT_S = 1.0
 SLACK_S = 1.5
 REWRITE_TERMS = ["store_parse_result", "insert edges", "executemany"]
@@ -69,14 +66,7 @@ def responder(request: dict) -> str:
 @pytest.fixture(scope="module")
 def sample_index(tmp_path_factory) -> dict[str, str]:
     """The fixture repository copied and indexed (real MiniLM vectors, embedded Chroma), once per session."""
-    root = tmp_path_factory.getbasetemp() / "indexed_sample_repo"
-    repo, index_dir = root / "repo", root / "index"
-    if not (root / "ready").exists():
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(SAMPLE_REPO, repo)
-        CodeIndex(repo, index_dir).update()
-        (root / "ready").touch()
-    context = {"repo": str(repo), "index_dir": str(index_dir)}
+    context = indexed_sample_repo(tmp_path_factory)
     # Open the searcher and load the query embedder once, so timed searches measure the LLM path.
     forget_searchers()
     graph.invoke({"query": "warm up", "rewrite": False, "rerank": False}, context=context)

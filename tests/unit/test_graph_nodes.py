@@ -9,8 +9,6 @@ network connection.
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,8 +25,8 @@ from graphs.llm import reset_llm_state
 from graphs.nodes import InvalidSearchInput
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex
+from tests.conftest import indexed_sample_repo
 
-SAMPLE_REPO = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
 RESULT_KEYS = {"path", "start_line", "end_line", "symbol", "kind", "score", "snippet"}
 NODE_NAMES = ("classify_intent", "lookup_symbol_graph", "should_rewrite", "rewrite", "decompose", "retrieve", "merge",
               "should_rerank", "rerank", "adjust_focus")
@@ -57,14 +55,7 @@ def is_rerank_prompt(prompt: str) -> bool:
 @pytest.fixture(scope="module")
 def sample_index(tmp_path_factory) -> dict[str, str]:
     """The fixture repository copied and indexed (real MiniLM vectors, embedded Chroma), once per session."""
-    root = tmp_path_factory.getbasetemp() / "indexed_sample_repo"
-    repo, index_dir = root / "repo", root / "index"
-    if not (root / "ready").exists():
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(SAMPLE_REPO, repo)
-        CodeIndex(repo, index_dir).update()
-        (root / "ready").touch()
-    return {"repo": str(repo), "index_dir": str(index_dir)}
+    return indexed_sample_repo(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
