@@ -108,8 +108,8 @@ class LLMGateway:
         """Whether to try the LLM now; cached for ``retry_after_s``."""
         if self._injected:
             return True, "injected model"
-        now = time.monotonic()
         with _health_lock:
+            now = time.monotonic()  # read under the lock, so never before a mark another thread just made
             cached = _health.get(self.base_url)
             if cached and now - cached[1] < self.retry_after_s:
                 return cached[0], "reachable (cached)" if cached[0] else "unreachable (cached)"

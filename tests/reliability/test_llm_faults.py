@@ -38,8 +38,10 @@ SAMPLE_REPO = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
 REPORT_ENV = "GREPGRAPH_RELIABILITY_REPORT"
 LLM_TIMEOUT_S = 0.3
 BUDGET_S = LLM_TIMEOUT_S + 1.0
-# Small, so a server marked down is probed again within the batch: the mode is exercised, not skipped.
-RETRY_AFTER_S = 0.02
+# Zero: every call meets the fault itself instead of a "down" mark left by the call before it, so what the
+# batch exercises doesn't depend on how the threads interleave. Skipping a server marked down is tested in
+# tests/integration/test_graph_llm.py.
+RETRY_AFTER_S = 0.0
 SEARCHES_PER_MODE = 64
 THREADS = 4
 # After "hang" and "slow", calls the gateway gave up on still hold its worker threads until the HTTP client's
@@ -146,8 +148,6 @@ PRIMARY = {
     "wrong_shape_json": (("invalid reply: no usable terms", "invalid reply: no JSON object"),
                          ("invalid reply: no valid indices", "invalid reply: no JSON object")),
 }
-# Modes whose failures mark the server down for llm_retry_after_s (the next calls are skipped, by design).
-MARKS_DOWN = {"slow", "hang", "refuse", "closed_port", "http_500", "http_503"}
 FALLBACKS = ("skipped: unreachable", "timeout after", "error: ReadTimeout")
 # mode -> (server mode, responder); "closed_port" points the graph at a port nothing listens on.
 SCENARIOS = {
@@ -376,13 +376,11 @@ def test_search_survives_llm_fault(mode, sample_index, server, ledger):
     assert not problems, f"{len(problems)} problem(s) in mode {mode}:\n" + "\n".join(problems[:15])
     assert set(row["paths"]) == set(PATHS)
     # The mode was really exercised: the LLM calls met the server's fault (or its success), not only fallbacks.
-    # Where a failure marks the server down, calls skipped for llm_retry_after_s are the design, not a miss.
-    share = 0.25 if mode in MARKS_DOWN else 0.8
     for index, node in enumerate(("rewrite", "rerank")):
         texts = [outcome.llm[node] for outcome in outcomes if node in outcome.llm]
         primary = [text for text in texts if text.startswith(PRIMARY[mode][index])]
         assert len(texts) >= SEARCHES_PER_MODE // 4, (node, row)
-        assert len(primary) >= max(4, share * len(texts)), (mode, node, row["outcomes"])
+        assert len(primary) >= max(4, 0.5 * len(texts)), (mode, node, row["outcomes"])
     if mode == "bad_indices":
         assert {"rerank: ok", "rerank: invalid reply: no valid indices"} <= set(row["outcomes"]), row
 
