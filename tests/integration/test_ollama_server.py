@@ -247,7 +247,7 @@ def test_stop_returns_quickly_while_a_handler_hangs(server: OllamaTestServer, ll
 
     started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 2  # released at once, not after its 10 s hang
     caller.join(timeout=TIMEOUT_S)
     # Released before the client's timeout, the handler closes the connection without a response.
     assert outcome and isinstance(outcome[0], httpx.RemoteProtocolError)
