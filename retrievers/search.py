@@ -23,6 +23,7 @@ from .bm25 import top_k
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .index import CodeIndex, IndexMissing, closing_connection, load_segments, vector_backend_errors
 from .languages import is_documentation
+from .query_shape import TYPE_KINDS, described_kind
 from .tokenize import split_identifier, tokenize_query
 
 LEXICAL_CANDIDATES = 100
@@ -33,6 +34,11 @@ SYMBOL_PREFIX_BONUS = 0.4
 TEST_DEMOTION = 0.5
 # Documentation and config windows are not implementation: demoted like tests under that focus.
 TEXT_DEMOTION = 0.5
+# A query worded like a type's description ("Raised when ...", "A field that ...") lifts types this much.
+TYPE_DESCRIPTION_BONUS = 0.3
+# Before that bonus, such a type is worth at least this share of its best-matching member's score: a class
+# is described by what its methods do.
+MEMBER_EVIDENCE = 0.9
 # Long inputs (issue reports) are mostly context: the vectors see their beginning,
 # BM25 sees all of it, and mentioned files matter more.
 LONG_QUERY_WORDS = 60
@@ -438,12 +444,45 @@ class Searcher:
             # Demotion can lift a hit from deeper down; without it, a little headroom for duplicates will do.
             depth = limit + 10 if focus == "all" else max(limit * 4, 50)
             hits = self._hydrate(blended[:depth], components)
+            wants_type = described_kind(query) == "type"
+            if wants_type:
+                hits = self._lift_types_by_members(hits, components)
         for hit in hits:
+            if wants_type and hit.kind in TYPE_KINDS:
+                hit.score *= 1 + TYPE_DESCRIPTION_BONUS
             if (focus == "implementation" and hit.is_test) or (focus == "tests" and not hit.is_test):
                 hit.score *= TEST_DEMOTION
             if focus == "implementation" and is_documentation(hit.path, hit.kind):
                 hit.score *= TEXT_DEMOTION
         return collapse_duplicates(hits)[:limit], signal
+
+    def _lift_types_by_members(self, hits: list[Hit], components: dict) -> list[Hit]:
+        """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
+        best_member: dict[tuple[str, str], float] = {}
+        for hit in hits:
+            if hit.kind in ("method", "function") and "." in hit.symbol:
+                owner = (hit.path, hit.symbol.rsplit(".", 1)[0])
+                best_member[owner] = max(best_member.get(owner, 0.0), hit.score)
+        if not best_member:
+            return hits
+        present = {(hit.path, hit.symbol): hit for hit in hits}
+        missing = [owner for owner in best_member if owner not in present]
+        if missing:
+            kinds = ",".join("?" * len(TYPE_KINDS))
+            found = []
+            for path, symbol in missing:
+                found += [row[0] for row in self._connection.execute(
+                    f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
+                    (path, symbol, *TYPE_KINDS))]
+            for hit in self._hydrate([(chunk_id, 0.0) for chunk_id in found], components):
+                present[(hit.path, hit.symbol)] = hit
+                hits.append(hit)
+        for owner, score in best_member.items():
+            hit = present.get(owner)
+            if hit is not None and hit.kind in TYPE_KINDS and MEMBER_EVIDENCE * score > hit.score:
+                hit.score = MEMBER_EVIDENCE * score
+                hit.components["member"] = round(hit.score, 4)
+        return hits
 
     def _hydrate(self, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
         if not ranked:

@@ -531,3 +531,29 @@ def test_moving_the_repository_keeps_its_vectors(tmp_path, embedder):
     assert summary.vectors_embedded == 0
     hits, _ = Searcher(CodeIndex(moved, embedder=embedder)).search("insert edges into the graph store", 5)
     assert hits and all(hit.components.get("card") for hit in hits[:3])
+
+
+def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "journal.py").write_text(
+        "import hashlib\n\n\nclass Journal:\n    def __init__(self, path):\n        self.path = path\n"
+        "        self.entries = []\n\n    def append_with_checksum(self, entry: str) -> str:\n"
+        "        digest = hashlib.sha256(entry.encode()).hexdigest()\n        self.entries.append((entry, digest))\n"
+        "        with open(self.path, 'a') as handle:\n            handle.write(f'{digest} {entry}\\n')\n"
+        "        return digest\n\n\ndef render_table(rows):\n    return '\\n'.join(' | '.join(map(str, row)) for row in rows)\n")
+    index = CodeIndex(repo)
+    index.update()
+    searcher = Searcher(index)
+    try:
+        def symbols(query: str) -> list[str]:
+            hits, _ = searcher.search(query, limit=5)
+            return [hit.symbol for hit in hits]
+
+        # Worded like a method's docstring, the method comes first ...
+        assert symbols("Appends an entry to the file with its SHA-256 checksum")[0] == "Journal.append_with_checksum"
+        # ... worded like a class's, the class does: it is described by what its methods do.
+        described = symbols("A log that appends each entry to a file with its SHA-256 checksum")
+        assert described[:2] == ["Journal", "Journal.append_with_checksum"], described
+    finally:
+        searcher.close()

@@ -1,0 +1,42 @@
+"""The kind of symbol a description asks for, read from its opening words."""
+
+import pytest
+
+from retrievers.query_shape import described_kind
+
+
+@pytest.mark.parametrize("query", [
+    "A field that infers how to serialize, based on the value type.",
+    "An abstract class for objects with key-value pairs.",
+    "Raised if click attempted to handle an option that does not exist.",
+    "Thrown when the connection pool is exhausted",
+    "Metaclass for the Schema class.",
+    "where is the class that parses options",
+    "which exception is raised for a missing parameter",
+])
+def test_type_descriptions(query):
+    assert described_kind(query) == "type"
+
+
+@pytest.mark.parametrize("query", [
+    "A decorator that registers a method to run before loading",
+    "a function that parses ISO dates",
+    "Helper method to make a ValidationError",
+])
+def test_a_named_callable_wins_over_the_article(query):
+    assert described_kind(query) == "callable"
+
+
+@pytest.mark.parametrize("query", [
+    "Return the value for a given key from an object.",
+    "how are edges inserted into the graph?",
+    "store_parse_result",
+    "The (standard) output as unicode string.",
+    "",
+    "   ",
+    "... !!! 42",
+    # An issue report that happens to open with an article is not a one-sentence description.
+    "A crash when " + "the parser reads a file with a BOM and then " * 10,
+])
+def test_no_opinion(query):
+    assert described_kind(query) is None
