@@ -31,7 +31,8 @@ METHODS = {
     "grepgraph": {},
     "bm25": {"weights": {"bm25": 1.0}, "focus": "all"},
     "vectors": {"weights": {"card": 0.5, "code": 0.5}, "focus": "all"},
-    "rrf": {"fusion": "rrf", "weights": {"card": 1.0, "code": 1.0, "bm25": 1.0, "symbol": 1.0, "mention": 1.0}},
+    "rrf": {"fusion": "rrf", "weights": {"card": 1.0, "code": 1.0, "bm25": 1.0, "symbol": 1.0, "mention": 1.0,
+                                          "name": 1.0}},
     "no-focus": {"focus": "all"},
 }
 

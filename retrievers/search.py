@@ -24,11 +24,11 @@ from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .index import CodeIndex, IndexMissing, closing_connection, load_segments, vector_backend_errors
 from .languages import is_documentation
 from .query_shape import TYPE_KINDS, described_kind
-from .tokenize import split_identifier, tokenize_query
+from .tokenize import split_identifier, stem, tokenize_query
 
 LEXICAL_CANDIDATES = 100
 DENSE_CANDIDATES = 100
-WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3}
+WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15}
 SYMBOL_EXACT_BONUS = 1.0
 SYMBOL_PREFIX_BONUS = 0.4
 TEST_DEMOTION = 0.5
@@ -42,7 +42,7 @@ MEMBER_EVIDENCE = 0.9
 # Long inputs (issue reports) are mostly context: the vectors see their beginning,
 # BM25 sees all of it, and mentioned files matter more.
 LONG_QUERY_WORDS = 60
-LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4}
+LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1}
 MAX_QUERY_CHARS = 20_000
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
 # for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
@@ -328,6 +328,23 @@ class Searcher:
             for chunk_id in candidates:
                 scores.setdefault(chunk_id, neutral)
 
+    def name_coverage(self, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
+        """Share of each candidate's name words that the query uses (``write_usage`` vs "Writes a usage line")."""
+        wanted = set(query_tokens)
+        if not pool or not wanted:
+            return {}
+        ids = list(pool)
+        marks = ",".join("?" * len(ids))
+        coverage = {}
+        for chunk_id, name in self._connection.execute(
+                f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids):  # noqa: S608
+            words = {stem(part) for part in split_identifier(name) if len(part) > 1}
+            if words and not name.startswith("__"):
+                share = len(words & wanted) / len(words)
+                if share:
+                    coverage[chunk_id] = share
+        return coverage
+
     def symbol_matches(self, query: str) -> dict[int, float]:
         """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
         matches: dict[int, float] = {}
@@ -390,7 +407,7 @@ class Searcher:
             dense_text: Text to embed instead of the query (e.g. a hypothetical passage).
             focus: ``implementation`` demotes test files, ``tests`` demotes the rest, ``all`` neither.
             candidates: Size of each candidate list before blending.
-            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``).
+            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``, ``name``).
             fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
                 same lists; kept to measure against).
             dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
@@ -426,6 +443,7 @@ class Searcher:
                 weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
             components: dict[str, dict[int, float]] = {
                 "bm25": max_normalise(lexical_all),
+                "name": self.name_coverage(tokens, pool),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},

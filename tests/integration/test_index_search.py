@@ -533,15 +533,31 @@ def test_moving_the_repository_keeps_its_vectors(tmp_path, embedder):
     assert hits and all(hit.components.get("card") for hit in hits[:3])
 
 
+JOURNAL = """import hashlib
+
+
+class Journal:
+    def __init__(self, path):
+        self.path = path
+        self.entries = []
+
+    def append_with_checksum(self, entry: str) -> str:
+        digest = hashlib.sha256(entry.encode()).hexdigest()
+        self.entries.append((entry, digest))
+        with open(self.path, "a") as handle:
+            handle.write(f"{digest} {entry}\\n")
+        return digest
+
+
+def render_table(rows):
+    return "\\n".join(" | ".join(map(str, row)) for row in rows)
+"""
+
+
 def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
-    (repo / "pkg" / "journal.py").write_text(
-        "import hashlib\n\n\nclass Journal:\n    def __init__(self, path):\n        self.path = path\n"
-        "        self.entries = []\n\n    def append_with_checksum(self, entry: str) -> str:\n"
-        "        digest = hashlib.sha256(entry.encode()).hexdigest()\n        self.entries.append((entry, digest))\n"
-        "        with open(self.path, 'a') as handle:\n            handle.write(f'{digest} {entry}\\n')\n"
-        "        return digest\n\n\ndef render_table(rows):\n    return '\\n'.join(' | '.join(map(str, row)) for row in rows)\n")
+    (repo / "pkg" / "journal.py").write_text(JOURNAL)
     index = CodeIndex(repo)
     index.update()
     searcher = Searcher(index)
@@ -557,3 +573,14 @@ def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
         assert described[:2] == ["Journal", "Journal.append_with_checksum"], described
     finally:
         searcher.close()
+
+
+def test_name_coverage_counts_the_name_words_a_question_uses(built):
+    from retrievers.tokenize import tokenize_query
+
+    ids = {symbol: chunk_id for chunk_id, symbol in rows(
+        built.index, "SELECT id, symbol FROM chunks WHERE path = ?", (STORE,))}
+    pool = {ids["GraphStore.delete_file"], ids["GraphStore.store_parse_result"], ids["GraphStore.__init__"]}
+    coverage = built.searcher.name_coverage(tokenize_query("Deletes everything stored for a file"), pool)
+    # delete_file: both words ("deletes" and "file" stem to them); store_parse_result: one of three; dunders: none.
+    assert coverage == {ids["GraphStore.delete_file"]: 1.0, ids["GraphStore.store_parse_result"]: pytest.approx(1 / 3)}
