@@ -19,7 +19,7 @@ CALLABLE_NOUNS = frozenset({"function", "functions", "method", "methods", "decor
 TYPE_OPENERS = frozenset({"a", "an", "raised", "thrown"})
 HEAD_WORDS = 4
 MAX_DESCRIPTION_WORDS = 40
-_WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 def described_kind(query: str) -> str | None:
@@ -35,3 +35,19 @@ def described_kind(query: str) -> str | None:
         if word in TYPE_NOUNS:
             return "type"
     return "type" if words[0] in TYPE_OPENERS else None
+
+
+# Words that end a description's head noun phrase: "Validator [which ...]", "A field [that ...]".
+HEAD_PHRASE_ENDS = frozenset({"that", "which", "who", "whose", "for", "from", "with", "to", "when", "if", "of",
+                              "in", "on", "used", "where", "to", "by", "as"})
+
+
+def head_phrase(query: str) -> list[str]:
+    """The lowercased words of a description's opening noun phrase ("A IPv4 Network Interface field")."""
+    words = [word.lower() for word in _WORD.findall(query[:200])]
+    head = []
+    for word in words[:8]:
+        if word in HEAD_PHRASE_ENDS:
+            break
+        head.append(word)
+    return head

@@ -23,8 +23,8 @@ from .bm25 import top_k
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .index import CodeIndex, IndexMissing, closing_connection, load_segments, vector_backend_errors
 from .languages import is_documentation
-from .query_shape import TYPE_KINDS, described_kind
-from .tokenize import split_identifier, stem, tokenize_query
+from .query_shape import TYPE_KINDS, described_kind, head_phrase
+from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query
 
 LEXICAL_CANDIDATES = 100
 DENSE_CANDIDATES = 100
@@ -39,6 +39,8 @@ TYPE_DESCRIPTION_BONUS = 0.3
 # Before that bonus, such a type is worth at least this share of its best-matching member's score: a class
 # is described by what its methods do.
 MEMBER_EVIDENCE = 0.9
+# "Validator which succeeds if ..." describes a kind of Validator: its subclasses are lifted this much.
+SUBCLASS_BONUS = 0.15
 # Long inputs (issue reports) are mostly context: the vectors see their beginning,
 # BM25 sees all of it, and mentioned files matter more.
 LONG_QUERY_WORDS = 60
@@ -115,9 +117,18 @@ def is_code_like(token: str) -> bool:
     return len(split_identifier(token)) > 1 or camel_word
 
 
+MIN_SENTENCE_WORDS = 4
+SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)\s*([A-Z][a-z]+)\b")
+
+
 def code_tokens(query: str) -> list[str]:
     """The identifier-like tokens of a query, in order, without duplicates."""
-    found = dict.fromkeys(t.replace("::", ".") for t in CODE_TOKEN.findall(query) if is_code_like(t))
+    # "Returns the ...", "Register a ...": in a sentence, a capital that only starts it makes no class name
+    # (a query of a word or two, "Searcher", still names one).
+    capitalised = ({match.start(1) for match in SENTENCE_START.finditer(query)}
+                   if len(query.split()) >= MIN_SENTENCE_WORDS else set())
+    found = dict.fromkeys(match.group().replace("::", ".") for match in CODE_TOKEN.finditer(query)
+                          if match.start() not in capitalised and is_code_like(match.group()))
     return [t.strip(".") for t in found if t.strip(".")]
 
 
@@ -459,15 +470,21 @@ class Searcher:
                 blended = reciprocal_rank_fusion(ranked_lists, list_weights)
             else:
                 blended = weighted_blend(components, weights)
-            # Demotion can lift a hit from deeper down; without it, a little headroom for duplicates will do.
-            depth = limit + 10 if focus == "all" else max(limit * 4, 50)
+            # Demotions and the type lifts below can raise a hit from deeper down.
+            depth = max(limit * 4, 50)
             hits = self._hydrate(blended[:depth], components)
             wants_type = described_kind(query) == "type"
+            head = head_phrase(query)
+            # "Validator which ...": opening with the name of a base class describes a kind of it.
+            subclasses = self._subclasses_named_by(head if wants_type else head[:1])
+            wants_type = wants_type or bool(subclasses)
             if wants_type:
                 hits = self._lift_types_by_members(hits, components)
         for hit in hits:
             if wants_type and hit.kind in TYPE_KINDS:
                 hit.score *= 1 + TYPE_DESCRIPTION_BONUS
+                if hit.symbol in subclasses:
+                    hit.score *= 1 + SUBCLASS_BONUS
             if (focus == "implementation" and hit.is_test) or (focus == "tests" and not hit.is_test):
                 hit.score *= TEST_DEMOTION
             if focus == "implementation" and is_documentation(hit.path, hit.kind):
@@ -501,6 +518,21 @@ class Searcher:
                 hit.score = MEMBER_EVIDENCE * score
                 hit.components["member"] = round(hit.score, 4)
         return hits
+
+    def _subclasses_named_by(self, words: list[str]) -> set[str]:
+        """Symbols of the classes that derive (at any depth) from a class a head-phrase word names."""
+        found: set[str] = set()
+        frontier = [word for word in words if len(word) > 2 and word not in STOP_WORDS]
+        for _ in range(4):  # a few levels of hierarchy; cycles end at ``found``
+            if not frontier:
+                break
+            marks = ",".join("?" * len(frontier))
+            children = {source for (source,) in self._connection.execute(
+                f"SELECT DISTINCT source FROM edges WHERE kind = 'inherits' AND target COLLATE NOCASE IN ({marks})"  # noqa: S608
+                " LIMIT 500", frontier)} - found
+            found |= children
+            frontier = [child.rsplit(".", 1)[-1] for child in children]
+        return found
 
     def _hydrate(self, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
         if not ranked:

@@ -584,3 +584,50 @@ def test_name_coverage_counts_the_name_words_a_question_uses(built):
     coverage = built.searcher.name_coverage(tokenize_query("Deletes everything stored for a file"), pool)
     # delete_file: both words ("deletes" and "file" stem to them); store_parse_result: one of three; dunders: none.
     assert coverage == {ids["GraphStore.delete_file"]: 1.0, ids["GraphStore.store_parse_result"]: pytest.approx(1 / 3)}
+
+
+VALIDATORS = """import re
+
+
+class Validator:
+    error = "Invalid value."
+
+    def __call__(self, value):
+        raise NotImplementedError
+
+
+class Regexp(Validator):
+    def __init__(self, regex, flags=0):
+        self.regex = re.compile(regex, flags)
+
+    def __call__(self, value):
+        if self.regex.match(value) is None:
+            raise ValueError(self.error)
+        return value
+
+
+class Length(Validator):
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    def __call__(self, value):
+        if not self.low <= len(value) <= self.high:
+            raise ValueError(self.error)
+        return value
+"""
+
+
+def test_opening_with_a_base_class_name_describes_a_subclass(tmp_path):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "validators.py").write_text(VALIDATORS)
+    index = CodeIndex(tmp_path / "repo")
+    index.update()
+    searcher = Searcher(index)
+    try:
+        hits, _ = searcher.search("Validator which succeeds if the value matches a regular expression", limit=5)
+        symbols = [hit.symbol for hit in hits]
+        # The subclass comes before its own methods, and before its sibling.
+        assert symbols.index("Regexp") < symbols.index("Regexp.__call__"), symbols
+        assert "Length" not in symbols[:symbols.index("Regexp")], symbols
+    finally:
+        searcher.close()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from retrievers.query_shape import described_kind
+from retrievers.query_shape import described_kind, head_phrase
 
 
 @pytest.mark.parametrize("query", [
@@ -40,3 +40,14 @@ def test_a_named_callable_wins_over_the_article(query):
 ])
 def test_no_opinion(query):
     assert described_kind(query) is None
+
+
+@pytest.mark.parametrize(("query", "head"), [
+    ("Validator which succeeds if value matches regex.", ["validator"]),
+    ("A IPv4 Network Interface field.", ["a", "ipv4", "network", "interface", "field"]),
+    ("Basic field from which other fields should extend.", ["basic", "field"]),
+    ("Raised when a string is passed", ["raised"]),
+    ("", []),
+])
+def test_head_phrase_ends_where_the_description_begins(query, head):
+    assert head_phrase(query) == head
