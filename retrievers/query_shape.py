@@ -44,6 +44,8 @@ HEAD_PHRASE_ENDS = frozenset({"that", "which", "who", "whose", "for", "from", "w
 
 def head_phrase(query: str) -> list[str]:
     """The lowercased words of a description's opening noun phrase ("A IPv4 Network Interface field")."""
+    if len(query.split()) > MAX_DESCRIPTION_WORDS:
+        return []
     words = [word.lower() for word in _WORD.findall(query[:200])]
     head = []
     for word in words[:8]:

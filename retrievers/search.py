@@ -408,7 +408,8 @@ class Searcher:
     def search(self, query: str, limit: int = 10, *, keywords: list[str] | None = None,
                dense_text: str | None = None, focus: str = "implementation",
                candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
-               fusion: str = "blend", dense: bool = True) -> tuple[list[Hit], LexicalSignal]:
+               fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
+               ) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -422,6 +423,8 @@ class Searcher:
             fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
                 same lists; kept to measure against).
             dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
+            kind_priors: Let a query worded like a type's description lift types, their members' evidence
+                and the subclasses of a base class it names (``False``: kept to measure against).
 
         Returns:
             The hits, best first, and the BM25 signal of the query.
@@ -473,8 +476,8 @@ class Searcher:
             # Demotions and the type lifts below can raise a hit from deeper down.
             depth = max(limit * 4, 50)
             hits = self._hydrate(blended[:depth], components)
-            wants_type = described_kind(query) == "type"
-            head = head_phrase(query)
+            wants_type = kind_priors and described_kind(query) == "type"
+            head = head_phrase(query) if kind_priors else []
             # "Validator which ...": opening with the name of a base class describes a kind of it.
             subclasses = self._subclasses_named_by(head if wants_type else head[:1])
             wants_type = wants_type or bool(subclasses)

@@ -48,6 +48,7 @@ def test_no_opinion(query):
     ("Basic field from which other fields should extend.", ["basic", "field"]),
     ("Raised when a string is passed", ["raised"]),
     ("", []),
+    ("Session objects " + "lose their cookies after a redirect and then " * 10, []),  # an issue report
 ])
 def test_head_phrase_ends_where_the_description_begins(query, head):
     assert head_phrase(query) == head
