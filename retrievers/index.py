@@ -38,8 +38,8 @@ import numpy as np
 from . import __version__
 from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_lexical_index
 from .cards import card_text, code_text, lexical_tokens, members_by_parent
-from .chunking import parse_file
-from .model import Chunk, Edge, ParsedFile
+from .model import Chunk, Edge
+from .parallel_parse import parse_many
 from .walk import MAX_FILE_BYTES, walk_repository
 
 INDEX_FORMAT = 6
@@ -158,14 +158,6 @@ def default_index_dir(repo: Path) -> Path:
 
 def _file_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def decode_source(data: bytes) -> str:
-    """Text of a source file: UTF-8 (BOM tolerated), else Latin-1 so nothing is lost."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
 
 
 class CodeIndex:
@@ -397,7 +389,8 @@ class CodeIndex:
 
         phase_start = time.perf_counter()
         parsed: list[tuple[tuple, list[Chunk], list[Edge], str]] = []
-        for number, (item, result) in enumerate(zip(changed, parse_many(changed))):
+        jobs = [(source.path, data, source.language) for source, data, _, _ in changed]
+        for number, (item, result) in enumerate(zip(changed, parse_many(jobs))):
             if number % 50 == 0:
                 progress("parse", number, len(changed))
             summary.parse_errors += bool(result.error)
@@ -732,30 +725,6 @@ class CodeIndex:
         if not row:
             raise IndexMissing(f"no index for {self.repo} yet; run: grepgraph index {self.repo}")
         return self.index_dir / "bm25" / row[0]
-
-
-PARALLEL_PARSE_MIN_FILES = 200
-
-
-def _parse_job(job: tuple[str, bytes, str]) -> ParsedFile:
-    path, data, language = job
-    return parse_file(path, decode_source(data), language)
-
-
-def parse_many(changed: list[tuple]) -> Iterator[ParsedFile]:
-    """Parse changed files in order, on every core when there are many of them."""
-    jobs = [(source.path, data, source.language) for source, data, _, _ in changed]
-    workers = min(os.cpu_count() or 1, 8)
-    if len(jobs) < PARALLEL_PARSE_MIN_FILES or workers < 2:
-        yield from map(_parse_job, jobs)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # "spawn" would re-import the caller's __main__; "fork" is safe here (no threads hold locks we need).
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        yield from pool.map(_parse_job, jobs, chunksize=16)
 
 
 def load_segments(generation_dir: Path) -> list[tuple[np.ndarray, LexicalIndex]]:

@@ -1,0 +1,119 @@
+"""Parse many files on every core, in worker processes that share nothing with the caller.
+
+The workers are fresh interpreters started with ``subprocess`` (not ``multiprocessing``): a forked child
+inherits every lock as it was at the fork, held by threads it doesn't have, so a worker forked from a process
+that has already searched (ONNX Runtime's and Chroma's native threads are running) could block forever inside
+``ast.parse``; ``spawn`` and ``forkserver`` would re-run the caller's ``__main__`` script in every worker. Jobs
+go to the workers round-robin and results come back in the order of the jobs, as they are ready.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from .chunking import parse_file
+from .model import ParsedFile
+
+PARALLEL_PARSE_MIN_FILES = 200
+MAX_WORKERS = 8
+# The directory that holds the ``retrievers`` package, so a worker imports this very copy of it.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_WORKER_CODE = "from retrievers.parallel_parse import serve_jobs; serve_jobs()"
+
+Job = tuple[str, bytes, str]  # (path, file bytes, language)
+
+
+def decode_source(data: bytes) -> str:
+    """Text of a source file: UTF-8 (BOM tolerated), else Latin-1 so nothing is lost."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def parse_job(job: Job) -> ParsedFile:
+    """Parse one file's bytes."""
+    path, data, language = job
+    return parse_file(path, decode_source(data), language)
+
+
+def parse_many(jobs: list[Job]) -> Iterator[ParsedFile]:
+    """Parsed files in the order of ``jobs``; in worker processes when there are many of them."""
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    if len(jobs) < PARALLEL_PARSE_MIN_FILES or workers < 2:
+        yield from map(parse_job, jobs)
+        return
+    pool = [_Worker() for _ in range(workers)]
+    for number, worker in enumerate(pool):
+        threading.Thread(target=worker.feed, args=(jobs[number::workers],), daemon=True).start()
+    try:
+        for number, job in enumerate(jobs):
+            yield pool[number % workers].result_for(job)
+    finally:
+        for worker in pool:
+            worker.stop()
+
+
+class _Worker:
+    """One worker interpreter and its two pipes."""
+
+    def __init__(self) -> None:
+        path = os.environ.get("PYTHONPATH", "")
+        env = {**os.environ, "PYTHONPATH": _PACKAGE_ROOT + (os.pathsep + path if path else "")}
+        self.process = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, env=env)
+        self.alive = True
+
+    def feed(self, jobs: list[Job]) -> None:
+        """Write this worker's jobs (on its own thread, so a full pipe never stalls reading results)."""
+        try:
+            for job in jobs:
+                pickle.dump(job, self.process.stdin)
+            self.process.stdin.close()
+        except (OSError, ValueError):  # the worker died or was stopped: reading its results says so
+            pass
+
+    def result_for(self, job: Job) -> ParsedFile:
+        """The worker's next result, which is ``job``'s; parsed here if the worker failed on it or is gone."""
+        if self.alive:
+            try:
+                result = pickle.load(self.process.stdout)
+            except (EOFError, pickle.UnpicklingError, OSError, ValueError):
+                self.alive = False  # every later job of this worker is parsed here
+                result = None
+            if isinstance(result, ParsedFile):
+                return result
+        return parse_job(job)
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdout, self.process.stdin):
+            try:
+                stream.close()
+            except OSError:  # the feeder thread may be closing stdin at the same moment
+                pass
+
+
+def serve_jobs(source: BinaryIO | None = None, sink: BinaryIO | None = None) -> None:
+    """A worker's loop: jobs in, parsed files out (``None`` when one fails: the caller parses it itself)."""
+    source = source or sys.stdin.buffer
+    sink = sink or sys.stdout.buffer
+    while True:
+        try:
+            job = pickle.load(source)
+        except EOFError:
+            return
+        try:
+            result: ParsedFile | None = parse_job(job)
+        except Exception:  # noqa: BLE001 - the caller re-parses it and sees the error itself
+            result = None
+        pickle.dump(result, sink)
+        sink.flush()
