@@ -474,7 +474,7 @@ class Searcher:
             else:
                 blended = weighted_blend(components, weights)
             # Demotions and the type lifts below can raise a hit from deeper down.
-            depth = max(limit * 4, 50)
+            depth = max(limit * 2, 50)
             hits = self._hydrate(blended[:depth], components)
             wants_type = kind_priors and described_kind(query) == "type"
             head = head_phrase(query) if kind_priors else []
