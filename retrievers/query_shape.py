@@ -39,7 +39,7 @@ def described_kind(query: str) -> str | None:
 
 # Words that end a description's head noun phrase: "Validator [which ...]", "A field [that ...]".
 HEAD_PHRASE_ENDS = frozenset({"that", "which", "who", "whose", "for", "from", "with", "to", "when", "if", "of",
-                              "in", "on", "used", "where", "to", "by", "as"})
+                              "in", "on", "used", "where", "by", "as"})
 
 
 def head_phrase(query: str) -> list[str]:
