@@ -33,7 +33,6 @@ import json
 import os
 import select
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -48,6 +47,10 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.processes import free_port, stop_process_group, wait_until_answering  # noqa: E402
+
 FIXTURE = ROOT / "tests" / "fixtures" / "sample_repo"
 
 DEFAULT_CLIENTS = 8
@@ -95,12 +98,6 @@ QUERIES: list[tuple[str, str]] = [
 
 def log(message: str) -> None:
     print(f"[load] {message}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def rss_mb(pid: int) -> float | None:
@@ -164,17 +161,8 @@ class Server:
     rss_idle_mb: float | None = None
 
     def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        with suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            log("the server did not stop within 15 s of SIGTERM; killing it")
-            with suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=15)
+        stop_process_group(self.process, on_kill=lambda: log("the server did not stop within 15 s of SIGTERM;"
+                                                            " killing it"))
 
 
 def start_server(repo: Path, index_dir: Path | None, workdir: Path, llm: bool) -> Server:
@@ -193,20 +181,11 @@ def start_server(repo: Path, index_dir: Path | None, workdir: Path, llm: bool) -
             start_new_session=True,
         )
     server = Server(process, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while True:
-        if process.poll() is not None:
-            sys.exit(f"load.py: grepgraph serve exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-        try:
-            health = httpx.get(f"{server.url}/health", timeout=2)
-            if health.status_code == 200 and health.json().get("ready"):
-                break
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            sys.exit(f"load.py: grepgraph serve was not ready within {STARTUP_TIMEOUT_S:g}s")
-        time.sleep(0.2)
+    problem = wait_until_answering(process, f"{server.url}/health", STARTUP_TIMEOUT_S,
+                                   ready=lambda health: health.status_code == 200 and health.json().get("ready"))
+    if problem:
+        server.stop()
+        sys.exit(f"load.py: grepgraph serve {problem}:\n{log_path.read_text()[-3000:]}")
     server.rss_idle_mb = rss_mb(process.pid)
     return server
 

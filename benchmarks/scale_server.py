@@ -31,8 +31,6 @@ import json
 import os
 import platform
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -54,6 +52,7 @@ from benchmarks.speed import (  # noqa: E402
 )
 from retrievers.index import CodeIndex  # noqa: E402
 from retrievers.search import Searcher  # noqa: E402
+from tests.processes import free_port, stop_process_group, wait_until_answering  # noqa: E402
 
 CHROMA = Path(sys.executable).with_name("chroma")
 STARTUP_TIMEOUT_S = 60
@@ -62,17 +61,8 @@ RUNS_PER_QUERY = 2
 
 
 # ------------------------------------------------------------------------------------------ server
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start_server(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
     """``chroma run`` in its own process group; the process and its URL once the heartbeat answers."""
-    import httpx
-
     if not CHROMA.is_file():
         raise SystemExit(f"no chroma CLI next to {sys.executable}")
     port = free_port()
@@ -81,33 +71,12 @@ def start_server(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, str]
             [str(CHROMA), "run", "--path", str(data_dir), "--host", "127.0.0.1", "--port", str(port)],
             stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while True:
-        if process.poll() is not None:
-            raise SystemExit(f"chroma run exited with {process.returncode}: {log_path.read_text()[-2000:]}")
-        with suppress(httpx.TransportError):
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                break
-        if time.monotonic() > deadline:
-            stop_server(process)
-            raise SystemExit(f"chroma run did not answer its heartbeat within {STARTUP_TIMEOUT_S}s")
-        time.sleep(0.2)
+    problem = wait_until_answering(process, f"{url}/api/v2/heartbeat", STARTUP_TIMEOUT_S)
+    if problem:
+        stop_process_group(process)
+        raise SystemExit(f"chroma run {problem}: {log_path.read_text()[-2000:]}")
     log(f"chroma server pid {process.pid} at {url}, data in {data_dir}")
     return process, url
-
-
-def stop_server(process: subprocess.Popen) -> None:
-    """Stop the server's process group (TERM, then KILL after 15 s)."""
-    if process.poll() is not None:
-        return
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=15)
 
 
 def process_tree(pid: int) -> list[int]:
@@ -288,7 +257,7 @@ def run(args: argparse.Namespace) -> dict:
                 args.save.write_text(json.dumps(report, indent=2))
     finally:
         report["machine"]["loadavg_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        stop_server(process)
+        stop_process_group(process)
         log("chroma server stopped")
     return report
 

@@ -2,7 +2,11 @@
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 SAMPLE_REPO = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 
@@ -25,3 +29,17 @@ def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:
         CodeIndex(repo, index_dir).update()
         (root / "ready").touch()
     return {"repo": str(repo), "index_dir": str(index_dir)}
+
+
+@contextmanager
+def isolated_settings(tmp_path_factory) -> Iterator[None]:
+    """No GREPGRAPH_* settings from outside (the embedding cache stays off) and no grepgraph.toml in the cwd."""
+    from graphs import context as context_module
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith("GREPGRAPH_") and name != "GREPGRAPH_EMBEDDING_CACHE":
+                patch.delenv(name)
+        patch.setattr(context_module, "_overrides_cache", {})
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield

@@ -76,6 +76,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.processes import free_port
+
 MODES = frozenset(
     {
         "ok",
@@ -116,10 +118,8 @@ def default_responder(request: dict[str, Any]) -> str:
 
 
 def closed_port(host: str = "127.0.0.1") -> int:
-    """A port on ``host`` that nothing listens on (bound once to pick it, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
+    """A port on ``host`` that nothing listens on, to point a client at."""
+    return free_port(host)
 
 
 def hashed_embedding(text: str, dimension: int) -> list[float]:

@@ -11,20 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import fields
 from pathlib import Path
 
-import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
 from graphs.context import Context
 from retrievers.index import CodeIndex
+from tests.processes import free_port, stop_process_group, wait_until_answering
 
 pytestmark = pytest.mark.slow
 
@@ -33,12 +30,6 @@ FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 STARTUP_TIMEOUT_S = 60
 GRAPH_ID = "code_search"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def project_graph_specs() -> dict[str, str]:
@@ -129,38 +120,20 @@ def server(indexed) -> str:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"langgraph dev exited ({process.returncode}):\n{tail(log_path)}")
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev did not answer /ok within {STARTUP_TIMEOUT_S} s:\n{tail(log_path)}")
-            time.sleep(0.25)
+        problem = wait_until_answering(process, f"{url}/ok", STARTUP_TIMEOUT_S, interval_s=0.25)
+        if problem:
+            pytest.fail(f"langgraph dev {problem}:\n{tail(log_path)}")
         yield url
         assert "BlockingError" not in log_path.read_text(errors="replace"), tail(log_path)
     finally:
-        stop(process)
+        stop_process_group(process)
 
 
 def tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def stop(process: subprocess.Popen) -> None:
-    """SIGTERM to the server's own process group, then SIGKILL if it lingers."""
-    if process.poll() is not None:
-        return
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
+
 
 
 @pytest.fixture(scope="module")

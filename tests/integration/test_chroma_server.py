@@ -13,17 +13,13 @@ import io
 import json
 import os
 import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
-import httpx
 import pytest
 
 from graphs.code_search import graph
@@ -31,6 +27,7 @@ from graphs.resources import forget_searchers
 from grepgraph.cli import main
 from retrievers.index import CodeIndex
 from retrievers.search import Searcher
+from tests.processes import free_port, stop_process_group, wait_until_answering
 
 pytestmark = pytest.mark.slow
 
@@ -68,26 +65,6 @@ def prune_orphan_edges(store: GraphStore, known_functions: set[str]) -> int:
 '''
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop a server started in its own process group (the group, not just its leader)."""
-    if process.poll() is not None:
-        return
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=15)
-
-
 @contextmanager
 def chroma_server(path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     """``chroma run --path PATH`` on a free loopback port, ready once its heartbeat answers."""
@@ -102,21 +79,12 @@ def chroma_server(path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"chroma run exited with {process.returncode}: {log_path.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"chroma run did not answer its heartbeat within {STARTUP_TIMEOUT_S}s")
-            time.sleep(0.2)
+        problem = wait_until_answering(process, f"{url}/api/v2/heartbeat", STARTUP_TIMEOUT_S)
+        if problem:
+            pytest.fail(f"chroma run {problem}: {log_path.read_text()[-2000:]}")
         yield url, process
     finally:
-        stop(process)
+        stop_process_group(process)
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -307,7 +275,7 @@ def test_server_down_search_answers_from_bm25_with_a_note(tmp_path, monkeypatch)
             code, _, err = cli("index", repo, "--chroma-url", url, "--quiet")
             assert code == 0, err
             assert not vector_notes(search(repo, "insert call edges into the graph"))  # opens the store
-            stop(process)
+            stop_process_group(process)
             # A searcher whose store was open when the server went away.
             out = search(repo, "insert call edges into the graph")
             notes = vector_notes(out)

@@ -26,6 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
 from retrievers.index import CodeIndex  # noqa: E402
+from tests.processes import free_port
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
@@ -273,12 +274,6 @@ def test_a_repo_that_does_not_exist_stops_the_server_with_one_line(tmp_path):
 
 
 # --------------------------------------------------------------------------- streamable HTTP
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for_port(port: int, process: subprocess.Popen, timeout: float) -> None:

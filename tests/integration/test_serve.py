@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -21,17 +20,12 @@ from langserve import RemoteRunnable
 from graphs.resources import forget_searchers
 from grepgraph.serve import create_app, is_loopback
 from retrievers.index import CodeIndex
+from tests.processes import free_port
 
 pytestmark = pytest.mark.slow
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
 RESULT_KEYS = {"path", "start_line", "end_line", "symbol", "kind", "score", "snippet"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from grepgraph import serve
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.processes import free_port
 
 
 @pytest.fixture()

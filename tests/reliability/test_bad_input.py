@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from graphs import context as context_module
 from graphs.code_search import graph
 from graphs.nodes import MAX_QUERY_CHARS, InvalidSearchInput
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex, IndexError_
 from retrievers.search import Searcher
+from tests.conftest import isolated_settings
 
 pytestmark = pytest.mark.slow
 
@@ -66,12 +66,7 @@ def deadline():
 @pytest.fixture(scope="module")
 def isolated_module(tmp_path_factory):
     """No GREPGRAPH_* settings from outside (the embedding cache stays off) and no grepgraph.toml in the cwd."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith("GREPGRAPH_") and name != "GREPGRAPH_EMBEDDING_CACHE":
-                patch.delenv(name)
-        patch.setattr(context_module, "_overrides_cache", {})
-        patch.chdir(tmp_path_factory.mktemp("cwd"))
+    with isolated_settings(tmp_path_factory):
         yield
 
 

@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs import context as context_module
 from graphs.code_search import graph
 from graphs.resources import forget_searchers
 from retrievers.embeddings import MiniLMEmbedder
 from retrievers.index import CodeIndex, IndexBusy, IndexSettings, _file_hash, load_segments
 from retrievers.search import Searcher
+from tests.conftest import isolated_settings
 
 pytestmark = pytest.mark.slow
 
@@ -153,12 +153,7 @@ class Indexer:
 
 @pytest.fixture(scope="module")
 def isolated_module(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith("GREPGRAPH_") and name != "GREPGRAPH_EMBEDDING_CACHE":
-                patch.delenv(name)
-        patch.setattr(context_module, "_overrides_cache", {})
-        patch.chdir(tmp_path_factory.mktemp("cwd"))
+    with isolated_settings(tmp_path_factory):
         yield
 
 

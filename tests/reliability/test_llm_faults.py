@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from graphs import context as context_module
 from graphs.code_search import graph
 from graphs.llm import reset_llm_state
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex
+from tests.conftest import isolated_settings
 from tests.ollama_server import OllamaTestServer, closed_port
 
 pytestmark = pytest.mark.slow
@@ -238,12 +238,7 @@ def ledger():
 @pytest.fixture(scope="module")
 def isolated_module(ledger, tmp_path_factory):
     """No outside settings or config file for the whole module; LLM state reset before and after."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith("GREPGRAPH_") and name != "GREPGRAPH_EMBEDDING_CACHE":
-                patch.delenv(name)
-        patch.setattr(context_module, "_overrides_cache", {})
-        patch.chdir(tmp_path_factory.mktemp("cwd"))
+    with isolated_settings(tmp_path_factory):
         reset_llm_state()
         yield
         reset_llm_state()
