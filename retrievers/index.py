@@ -42,7 +42,7 @@ from .model import Chunk, Edge
 from .parallel_parse import parse_many
 from .walk import MAX_FILE_BYTES, walk_repository
 
-INDEX_FORMAT = 6
+INDEX_FORMAT = 7
 INDEX_DIRNAME = ".grepgraph"
 EMBED_BATCH = 256
 # Rebuild the main BM25 segment once the delta grows past this share of it.
