@@ -130,7 +130,37 @@ def should_rewrite(query: str, *, top: float, second: float, intent: str | None,
 SEQUENTIAL_SPLIT = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|after|when)\b\s*", re.I)
 UNION_SPLIT = re.compile(r"\s*(?:;|,?\s+\band also\b|,?\s+\balso\b|,?\s+\bas well as\b|,?\s+\band\b)\s*", re.I)
 # Unambiguous markers of a second request, which split even a statement.
-EXPLICIT_UNION = re.compile(r";|\balso\b|\bas well as\b", re.I)
+EXPLICIT_UNION = re.compile(r"\balso\b|\bas well as\b", re.I)
+# In a statement a ";" separates requests only when a request follows it ("...; find the store code");
+# otherwise it is part of a pasted message ("invalid value; expected a mapping").
+REQUEST_AFTER_SEMICOLON = re.compile(
+    r";\s*(?:how|what|where|why|which|when|who|does|is|can|find|show|list|locate|search|explain)\b", re.I)
+# Quoted strings and code spans are one thing each, never split inside.
+PROTECTED_SPAN = re.compile(r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\n]+'(?!\w)")
+# What a pasted message, code line or traceback looks like, as opposed to a request.
+PASTED_MARKERS = re.compile(
+    r"\b\w+(?:Error|Exception|Warning)\b|Traceback \(most recent call last\)|File \"[^\"]+\", line \d+"
+    r"|[{}=]|->|::|\w\(.*\)")
+
+
+def looks_pasted(text: str) -> bool:
+    """A statement with an exception name, a traceback frame or code punctuation was pasted, not asked."""
+    return not is_question(text) and bool(PASTED_MARKERS.search(text))
+
+
+def _mask_spans(text: str) -> tuple[str, list[str]]:
+    """Replace quoted strings and code spans by placeholders the split patterns can't cut."""
+    spans: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        spans.append(match.group())
+        return f"\x00{len(spans) - 1}\x00"
+
+    return PROTECTED_SPAN.sub(keep, text), spans
+
+
+def _unmask(part: str, spans: list[str]) -> str:
+    return re.sub(r"\x00(\d+)\x00", lambda match: spans[int(match.group(1))], part)
 
 
 def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
@@ -139,20 +169,22 @@ def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
     A part must carry at least two content words (or a code name) to stand alone, so
     "read and write files" stays whole while "how are edges stored and how are
     callers found" splits. Several code names in one query get one sub-query each.
+    Quoted text and code spans are never split, nor is a pasted message, code line or traceback.
     """
     text = " ".join(query.split())
-    if len(text.split()) > 60 or max_parts < 2:
+    if len(text.split()) > 60 or max_parts < 2 or looks_pasted(text):
         return [text], "single"
+    masked, spans = _mask_spans(text)
     # "and", "then", "when" inside a statement ("Called when the context closes and ...") join
     # clauses of one topic; only questions, or explicit markers, carry several requests.
-    if not is_question(text) and not EXPLICIT_UNION.search(text):
+    if not is_question(text) and not (EXPLICIT_UNION.search(masked) or REQUEST_AFTER_SEMICOLON.search(masked)):
         return [text], "single"
     for mode, pattern in (("sequential", SEQUENTIAL_SPLIT), ("union", UNION_SPLIT)):
-        parts = [p.strip(" ,.?") for p in pattern.split(text) if p and p.strip(" ,.?")]
+        parts = [_unmask(p.strip(" ,.?"), spans) for p in pattern.split(masked) if p and p.strip(" ,.?")]
         if len(parts) > 1 and all(_stands_alone(p) for p in parts):
             return parts[:max_parts], mode
-    names = code_tokens(text)
-    if len(names) > 1 and len(content_words(text)) <= len(names) + 6:
+    names = code_tokens(masked)
+    if len(names) > 1 and len(content_words(masked)) <= len(names) + 6:
         return names[:max_parts], "union"
     return [text], "single"
 

@@ -226,6 +226,23 @@ def test_max_parts_is_respected():
     assert decompose(query, 1) == ([query], "single")
 
 
+@pytest.mark.parametrize("query", [
+    "invalid frame size; expected a positive integer",
+    'ValueError: unknown option "--x"; see the docs',
+    "retries = max(1, count); timeout = limit * 2",
+    'Traceback (most recent call last): File "a/b.py", line 3, in run; KeyError: name',
+])
+def test_a_pasted_message_or_code_line_stays_whole(query):
+    assert decompose(query, 4) == ([query], "single")
+
+
+def test_quoted_text_and_code_spans_are_never_split():
+    query = 'why does "read; write" fail and how are callers found?'
+    assert decompose(query, 4) == (['why does "read; write" fail', "how are callers found"], "union")
+    query = "where is `load and store` called and how are edges stored?"
+    assert decompose(query, 4)[0] == ["where is `load and store` called", "how are edges stored"]
+
+
 def test_long_inputs_are_not_decomposed():
     text = " and ".join(f"how is thing{number} stored" for number in range(20)) + "?"
     assert decompose(text, 4) == ([text], "single")
