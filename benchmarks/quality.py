@@ -1,21 +1,27 @@
 """Search quality on the two development rulers, every method side by side in one run.
 
     python benchmarks/quality.py docstring --bench BENCH [--methods grepgraph,bm25,vectors,rrf]
+    python benchmarks/quality.py ml --bench BENCH_ML          # TypeScript, JavaScript, Go, Rust, Java
     python benchmarks/quality.py issues --bench ISSUES --queries issues-dev/queries.jsonl
 
 Indexes each corpus once (kept under ``--cache``, re-used incrementally), runs every
-method over every query, scores with the ruler's own scorer and prints one table.
+method over every query, scores each query with the ruler's own scorer and prints the
+overall table, the headline metric per package (or repository) and a paired comparison
+of two methods (per-query wins/losses and a sign test).
 The rulers live in ``../shared/bench`` (see its README); nothing here needs an LLM.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import math
 import statistics
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,30 +83,71 @@ def run_method(searcher: Searcher, query: str, options: dict, limit: int) -> tup
             for h in hits], elapsed
 
 
-def score(scorer: Path, queries: Path, results: Path) -> dict:
-    """Run a ruler's scorer and read its JSON table."""
-    out = results.with_suffix(".score.json")
-    subprocess.run([sys.executable, str(scorer), "--queries", str(queries), "--results", str(results),
-                    "--json", str(out)], check=True, capture_output=True)
-    return json.loads(out.read_text())
+def load_module(path: Path, name: str) -> types.ModuleType:
+    """Import one of the rulers' scorer scripts as a module (they live outside this repository)."""
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], cache: Path, out_dir: Path,
-             limit: int, rulers: Path, embed: bool = True) -> list[dict]:
-    """Run every method on every query of one ruler; one score row per method."""
-    queries = [json.loads(line) for line in queries_path.read_text().splitlines() if line.strip()]
+class Ruler:
+    """How one ruler names its corpora, groups its queries and scores one query, via its own scorer."""
+
+    def __init__(self, kind: str, rulers: Path) -> None:
+        self.kind = kind
+        if kind == "issues":
+            self.files = load_module(rulers / "issues-dev" / "score_files.py", "score_files")
+            self.functions = load_module(rulers / "issues-dev" / "score_functions.py", "score_functions")
+            self.headline = ["file_Acc@5", "func_Acc@10"]
+        else:
+            self.docstrings = load_module(rulers / "score.py", "score")
+            if kind == "ml":  # score_ml.py is score.py with a test-file rule that knows the other languages
+                self.docstrings.is_test_path = load_module(rulers / "ml" / "make_bench_ml.py",
+                                                           "make_bench_ml").is_test_path
+            self.headline = ["MRR@10"]
+
+    def corpus(self, query: dict) -> str:  # noqa: D102
+        return query["corpus"] if self.kind == "issues" else f"{query['package']}-{query['version']}"
+
+    def group(self, query: dict) -> str:  # noqa: D102
+        return query["repo"] if self.kind == "issues" else query["package"]
+
+    def score_query(self, query: dict, results: list[dict]) -> dict[str, float]:
+        """The ruler's per-query metrics (file and function level for issues)."""
+        if self.kind != "issues":
+            metrics, _ = self.docstrings.per_query(query, results)
+            return {"MRR@10": metrics["rr"], "R@1": metrics["r1"], "R@5": metrics["r5"], "R@10": metrics["r10"],
+                    "test_share@5": metrics.get("test5", 0.0)}
+        corpus = query["corpus"]
+        files = self.files.score_one(self.files.file_ranking(results, corpus), query["gold_files"])
+        scores = {f"file_{name}": value for name, value in files.items()}
+        if query.get("gold_functions") and not query.get("gold_error"):
+            functions = self.functions.score_one(self.functions.ranking(results, corpus), query["gold_functions"])
+            scores.update({f"func_{name}": value for name, value in functions.items()})
+        return scores
+
+
+def mean_of(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Each metric averaged over the rows that have it."""
+    names = dict.fromkeys(name for row in rows for name in row)
+    return {name: round(statistics.fmean(row[name] for row in rows if name in row), 3) for name in names}
+
+
+def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str], cache: Path, out_dir: Path,
+             limit: int, embed: bool = True) -> tuple[list[dict], dict[str, dict[str, dict]]]:
+    """Run every method on every query; per method the overall row and each query's metrics."""
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[dict]] = {m: [] for m in methods}
+    per_query: dict[str, dict[str, dict]] = {m: {} for m in methods}
     latencies: dict[str, list[float]] = {m: [] for m in methods}
     searchers: dict[str, Searcher] = {}
     llm_wanted = {"rewrite": 0, "rerank": 0, "either": 0}
-
-    def corpus_of(query: dict) -> Path:
-        return corpora / (f"{query['package']}-{query['version']}" if kind == "docstring" else query["corpus"])
-
     # One corpus at a time, its searcher closed before the next opens: 28 open indexes don't fit in memory.
-    for query in sorted(queries, key=lambda q: corpus_of(q).name):
-        corpus = corpus_of(query)
+    for query in sorted(queries, key=ruler.corpus):
+        corpus = corpora / ruler.corpus(query)
         if corpus.name not in searchers:
             for searcher in searchers.values():
                 searcher.close()
@@ -118,25 +165,52 @@ def evaluate(kind: str, queries_path: Path, corpora: Path, methods: list[str], c
             else:
                 found, elapsed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
             results[method].append({"id": query["id"], "results": found})
+            per_query[method][query["id"]] = {"group": ruler.group(query), **ruler.score_query(query, found)}
             latencies[method].append(elapsed)
-    scorer = rulers / ("score.py" if kind == "docstring" else "issues-dev/score_files.py")
     rows = []
     for method in methods:
-        path = out_dir / f"{kind}-{method}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in results[method]))
-        table = score(scorer, queries_path, path)
+        (out_dir / f"{ruler.kind}-{method}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results[method]))
+        metrics = [{k: v for k, v in m.items() if k != "group"} for m in per_query[method].values()]
         times = sorted(latencies[method])
-        rows.append({"method": method, **flatten(table), "p50_ms": round(statistics.median(times), 1),
+        rows.append({"method": method, "n": len(metrics), **mean_of(metrics),
+                     "p50_ms": round(statistics.median(times), 1),
                      "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)})
         if method == GRAPH_METHOD:
             rows[-1].update({f"llm_{name}_share": round(count / len(queries), 3) for name, count in llm_wanted.items()})
+    return rows, per_query
+
+
+def group_rows(per_query: dict[str, dict[str, dict]], metric: str) -> list[dict]:
+    """One row per method: the metric per package (or repository) and overall."""
+    rows = []
+    for method, scores in per_query.items():
+        groups: dict[str, list[float]] = {}
+        for entry in scores.values():
+            if metric in entry:
+                groups.setdefault(entry["group"], []).append(entry[metric])
+        row = {"method": method, **{g: round(statistics.fmean(v), 3) for g, v in sorted(groups.items())}}
+        row["all"] = round(statistics.fmean(v for vs in groups.values() for v in vs), 3) if groups else ""
+        rows.append(row)
     return rows
 
 
-def flatten(table: dict) -> dict:
-    """Pick the overall metrics out of a scorer's JSON."""
-    overall = table.get("overall", table.get("ALL", table))
-    return {k: round(v, 3) for k, v in overall.items() if isinstance(v, (int, float))}
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test p-value (ties dropped)."""
+    trials = wins + losses
+    if not trials:
+        return 1.0
+    tail = sum(math.comb(trials, k) for k in range(0, min(wins, losses) + 1)) / 2**trials
+    return min(1.0, 2 * tail)
+
+
+def paired(per_query: dict[str, dict[str, dict]], first: str, second: str, metric: str) -> dict:
+    """Per-query wins and losses of ``first`` over ``second`` on one metric, and the sign test."""
+    a, b = per_query[first], per_query[second]
+    diffs = [a[q][metric] - b[q][metric] for q in a if q in b and metric in a[q] and metric in b[q]]
+    wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+    return {"compare": f"{first} vs {second}", "metric": metric, "wins": wins, "losses": losses,
+            "ties": len(diffs) - wins - losses, "mean_delta": round(statistics.fmean(diffs), 4) if diffs else 0.0,
+            "sign_test_p": round(sign_test(wins, losses), 4)}
 
 
 def run_baselines(python: str, bench: Path, queries: Path, out_dir: Path, rulers: Path) -> list[dict]:
@@ -149,10 +223,13 @@ def run_baselines(python: str, bench: Path, queries: Path, out_dir: Path, rulers
         if done.returncode != 0:
             print(f"  baseline {method} failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
             continue
-        table = score(rulers / "score.py", queries, out)
+        scores = out.with_suffix(".score.json")
+        subprocess.run([sys.executable, str(rulers / "score.py"), "--queries", str(queries), "--results", str(out),
+                        "--json", str(scores)], check=True, capture_output=True)
+        overall = json.loads(scores.read_text())["overall"]
         timing_path = Path(str(out) + ".timing.json")
         timing = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
-        rows.append({"method": f"baseline: {method}", **flatten(table),
+        rows.append({"method": f"baseline: {method}", **{k: round(v, 3) for k, v in overall.items()},
                      "p50_ms": timing.get("query_p50_ms", ""), "p95_ms": timing.get("query_p95_ms", "")})
     return rows
 
@@ -168,11 +245,14 @@ def print_table(rows: list[dict]) -> None:
 
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("ruler", choices=["docstring", "issues"])
-    parser.add_argument("--bench", required=True, type=Path, help="the folder make_bench.py / fetch_corpora.py wrote")
+    parser.add_argument("ruler", choices=["docstring", "ml", "issues"])
+    parser.add_argument("--bench", required=True, type=Path,
+                        help="the folder make_bench.py / make_bench_ml.py / fetch_corpora.py wrote")
     parser.add_argument("--queries", type=Path, help="queries.jsonl (default: BENCH/queries.jsonl)")
     parser.add_argument("--methods", default=f"grepgraph,{GRAPH_METHOD},bm25,vectors,rrf",
                         help=f"comma-separated: {', '.join([*METHODS, GRAPH_METHOD])}")
+    parser.add_argument("--compare", help="two methods, 'a,b': per-query wins/losses of a over b and a sign test "
+                        "(default: the first two methods)")
     parser.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "results" / "indexes")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--rulers", type=Path, default=DEFAULT_RULERS)
@@ -182,15 +262,28 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--baselines-python", help="docstring ruler: also run baselines.py with this interpreter "
                         "(a venv with ../shared/bench/requirements-baselines.txt)")
     args = parser.parse_args()
-    queries = args.queries or args.bench / "queries.jsonl"
-    rows = evaluate(args.ruler, queries, args.bench / "corpus", args.methods.split(","), args.cache, args.out,
-                    args.limit, args.rulers, embed=not args.no_embed)
+    queries_path = args.queries or args.bench / "queries.jsonl"
+    queries = [json.loads(line) for line in queries_path.read_text().splitlines() if line.strip()]
+    ruler = Ruler(args.ruler, args.rulers)
+    methods = args.methods.split(",")
+    rows, per_query = evaluate(ruler, queries, args.bench / "corpus", methods, args.cache, args.out, args.limit,
+                               embed=not args.no_embed)
     if args.baselines_python and args.ruler == "docstring":
-        rows += run_baselines(args.baselines_python, args.bench, queries, args.out, args.rulers)
+        rows += run_baselines(args.baselines_python, args.bench, queries_path, args.out, args.rulers)
+    by_group = {metric: group_rows(per_query, metric) for metric in ruler.headline}
+    compare = (args.compare or ",".join(methods[:2])).split(",")
+    comparisons = [paired(per_query, compare[0], compare[1], metric) for metric in ruler.headline
+                   if len(compare) == 2 and all(m in per_query for m in compare)]
     if args.json:
-        print(json.dumps(rows, indent=2))
-    else:
-        print_table(rows)
+        print(json.dumps({"rows": rows, "per_package": by_group, "paired": comparisons}, indent=2))
+        return
+    print_table(rows)
+    for metric, table in by_group.items():
+        print(f"\n{metric} per {'repository' if args.ruler == 'issues' else 'package'}:")
+        print_table(table)
+    if comparisons:
+        print()
+        print_table(comparisons)
 
 
 if __name__ == "__main__":
