@@ -134,12 +134,28 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
             rows[(ref.path, ref.symbol)] = {
                 "path": ref.path, "start_line": ref.start_line, "end_line": ref.end_line, "symbol": ref.symbol,
                 "kind": ref.kind, "score": 1.0, "line": ref.line or ref.start_line, "relation": relation,
-                "via": ref.via, "snippet": _reference_snippet(text, ref.line - ref.start_line if ref.line else 0),
+                "via": ref.via, "snippet": _reference_snippet(text, _line_offset(ref)),
+                **({"resolution": ref.resolution} if ref.resolution else {}),
             }
     results = list(rows.values())
     return {"results": results,
             "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
-                            reason=f"{len(definitions)} definition(s), {len(results)} result(s)")}
+                            reason=f"{len(definitions)} definition(s), {len(results)} result(s)"
+                            + _resolution_counts(refs))}
+
+
+def _line_offset(ref: Any) -> int:
+    """Where the snippet centres: the referencing line when it lies in the chunk (callers), else its top (callees)."""
+    return ref.line - ref.start_line if ref.start_line <= ref.line <= ref.end_line else 0
+
+
+def _resolution_counts(refs: list) -> str:
+    """``: 2 resolved, 3 by name only`` for call answers; empty for the other relations."""
+    counts: dict[str, int] = {}
+    for ref in refs:
+        if ref.resolution:
+            counts[ref.resolution] = counts.get(ref.resolution, 0) + 1
+    return (": " + ", ".join(f"{count} {label}" for label, count in counts.items())) if counts else ""
 
 
 def _reference_snippet(text: str, offset: int, context_lines: int = 2) -> str:

@@ -20,7 +20,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-METADATA_KEYS = ("path", "start_line", "end_line", "symbol", "kind", "score", "line", "relation", "via")
+METADATA_KEYS = ("path", "start_line", "end_line", "symbol", "kind", "score", "line", "relation", "via",
+                 "resolution")
 
 
 class GrepGraphRetriever(BaseRetriever):

@@ -137,13 +137,28 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not out["results"]:
         print("no results")
     for rank, result in enumerate(out["results"], start=1):
-        print(f"{rank:>2}. {result['path']}:{result['start_line']}-{result['end_line']}  {result['symbol']}"
-              f"  [{result['kind']}, {result['score']:.3f}]")
+        print(f"{rank:>2}. {_result_heading(result)}")
         for line in (result.get("snippet") or "").splitlines()[:4]:
             print(f"      {line[:140]}")
     if args.explain:
         _print_trace(out["trace"], elapsed)
     return 0
+
+
+def _result_heading(result: dict) -> str:
+    """``path:start-end  symbol  [kind, score]``; a graph answer shows the line, the call and how it was matched."""
+    if "relation" not in result:
+        return (f"{result['path']}:{result['start_line']}-{result['end_line']}  {result['symbol']}"
+                f"  [{result['kind']}, {result['score']:.3f}]")
+    line = result.get("line") or result["start_line"]
+    inside = result["start_line"] <= line <= result["end_line"]  # callers: the call's line; callees: the definition
+    where = f"{result['path']}:{line if inside else result['start_line']}  " if result["path"] else ""
+    label = ", ".join(dict.fromkeys(part for part in (result["kind"], result.get("resolution")) if part))
+    via = result.get("via") or ""
+    call = f"  via {via}" if via and via != result["symbol"] else ""
+    if via and not inside:
+        call += f" (line {line})"
+    return f"{where}{result['symbol']}  [{label}]{call}"
 
 
 def _print_trace(trace: list[dict], elapsed_ms: float) -> None:

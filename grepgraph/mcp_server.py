@@ -70,6 +70,7 @@ class CodeHit(TypedDict):
     line: NotRequired[int]
     relation: NotRequired[str]
     via: NotRequired[str]
+    resolution: NotRequired[str]
 
 
 class SearchCodeResult(TypedDict):
@@ -102,6 +103,7 @@ class Reference(TypedDict):
     end_line: int
     line: int
     via: str
+    resolution: NotRequired[str]
 
 
 class LookupResult(TypedDict):
@@ -241,7 +243,8 @@ def _check_name(name: str) -> str:
 
 def _reference(ref: SymbolRef) -> Reference:
     return {"path": ref.path, "symbol": ref.symbol, "kind": ref.kind, "start_line": ref.start_line,
-            "end_line": ref.end_line, "line": ref.line or ref.start_line, "via": ref.via}
+            "end_line": ref.end_line, "line": ref.line or ref.start_line, "via": ref.via,
+            **({"resolution": ref.resolution} if ref.resolution else {})}  # type: ignore[typeddict-item]
 
 
 def _unknown(name: str, repo: ServedRepo) -> str:
@@ -357,9 +360,12 @@ def create_server(repos: list[str]) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, description=(
         "Who calls a function or method: one entry per calling function, method or module, with the line of "
-        "the call (`line`) and the call as written (`via`, e.g. `self.store.save`). Calls are matched by "
-        "name, so a common method name may list callers of same-named methods too. Use before changing a "
-        "function's signature or behaviour; for what the function itself calls use get_callees. " + repos_note
+        "the call (`line`) and the call as written (`via`, e.g. `self.store.save`). `resolution` is "
+        "`resolved` when the code says the call reaches this definition (`self.m()`, an imported name, a "
+        "constructor) — those come first — and `by name only` for a same-named call on an object whose type "
+        "is unknown (check those by reading the line). Qualify the name (`Client.send`) to leave out other "
+        "classes' methods. Use before changing a function's signature or behaviour; for what the function "
+        "itself calls use get_callees. " + repos_note
     ))
     def get_callers(name: SymbolName, repo: Repo = None) -> CallersResult:
         target, name = choose_repo(served, repo), _check_name(name)
@@ -374,9 +380,10 @@ def create_server(repos: list[str]) -> MCPServer:
         return result
 
     @server.tool(annotations=READ_ONLY, description=(
-        "What a function or method calls: each callee resolved to its definition in the repository where "
-        "possible (path and lines), otherwise listed with kind `external` and an empty path (library and "
-        "built-in calls). `line` is where the call is made. The opposite direction is get_callers. "
+        "What a function or method calls, in this order by `resolution`: `resolved` definitions in the "
+        "repository (path and lines), `by name only` same-named definitions for calls on an object whose "
+        "type is unknown, then `external` (library) and `built-in` calls, which have kind `external` and "
+        "an empty path. `line` is where the call is made. The opposite direction is get_callers. "
         + repos_note
     ))
     def get_callees(name: SymbolName, repo: Repo = None) -> CalleesResult:

@@ -14,6 +14,8 @@ from .languages import is_test_path
 from .model import Chunk, Edge, ParsedFile
 
 MAX_CHUNK_LINES = 200
+MAX_TARGET_CHARS = 100
+"""Longest call target kept; anything longer is an expression rather than a name."""
 CLASS_HEAD_LINES = 60
 TEXT_WINDOW_LINES = 40
 TEXT_WINDOW_OVERLAP = 10
@@ -61,6 +63,26 @@ def dotted_name(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def call_target(node: ast.AST) -> str:
+    """A call's target as written, with what the receiver is kept visible.
+
+    ``a.b.c`` for a name chain, ``super().m`` and ``self.client().send`` through calls, and
+    ``.join`` (a leading dot) when the receiver is no name at all (``", ".join``, ``x[0].send``):
+    a bare ``send`` must mean a name in scope, or the resolver would take a method for a function.
+    ``""`` for targets that are no chain (``x[0]()``) or longer than ``MAX_TARGET_CHARS``.
+    """
+    pieces: list[str] = []
+    while isinstance(node, (ast.Attribute, ast.Call)) and len(pieces) < MAX_TARGET_CHARS:
+        pieces.append("." + node.attr if isinstance(node, ast.Attribute) else "()")
+        node = node.value if isinstance(node, ast.Attribute) else node.func
+    if isinstance(node, ast.Name):
+        pieces.append(node.id)
+    while pieces and pieces[-1] == "()":  # ``(a or b)().m``: the receiver is still no name
+        pieces.pop()
+    target = "".join(reversed(pieces))
+    return target if len(target) <= MAX_TARGET_CHARS and not target.endswith("()") else ""
 
 
 def header_end(text: str) -> int:
@@ -178,20 +200,27 @@ class _PythonVisitor(ast.NodeVisitor):
         self._definition(node, "class")
 
     def visit_Call(self, node: ast.Call) -> None:  # noqa: D102, N802
-        name = dotted_name(node.func)
+        name = call_target(node.func)
         if name:
-            self.edges.append(Edge(self.path, self.qualified, name[:100], "calls", node.lineno))
+            self.edges.append(Edge(self.path, self.qualified, name, "calls", node.lineno))
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:  # noqa: D102, N802
         for alias in node.names:
             self.edges.append(Edge(self.path, self.qualified, alias.name, "imports", node.lineno))
+            self._alias(alias, alias.name, node.lineno)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: D102, N802
         module = "." * node.level + (node.module or "")
         for alias in node.names:
             target = f"{module}.{alias.name}" if module and not module.endswith(".") else module + alias.name
             self.edges.append(Edge(self.path, self.qualified, target, "imports", node.lineno))
+            self._alias(alias, target, node.lineno)
+
+    def _alias(self, alias: ast.alias, target: str, line: int) -> None:
+        """``import a.b as c`` / ``from a import b as c``: an ``aliases`` edge ``a.b as c`` (calls through ``c``)."""
+        if alias.asname and alias.asname != alias.name.rsplit(".", 1)[-1]:
+            self.edges.append(Edge(self.path, self.qualified, f"{target} as {alias.asname}", "aliases", line))
 
 
 def parse_python(path: str, source: str) -> ParsedFile:

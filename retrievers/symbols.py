@@ -1,9 +1,11 @@
 """The symbol graph: definitions, callers, callees, class hierarchy and importers.
 
 Edges are stored as written (``self.save``, ``os.path.join``, ``.store.GraphStore``) and
-resolved here, at query time, by name: a reference matches a symbol when it names it
-exactly or ends with ``.<name>``. That is deliberately forgiving — Python has no
-static types to resolve ``obj.save`` — so results list every plausible match.
+resolved at query time. Calls go through :class:`~retrievers.call_resolution.CallResolver`:
+a caller is *resolved* when its call reaches the definition asked about, and listed *by name
+only* when the call's receiver has no type the code states (``client.send(...)`` on a
+parameter). Hierarchy and importers still match by name: a reference matches a symbol when
+it names it exactly or ends with ``.<name>``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,22 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from .call_resolution import (
+    BUILTIN,
+    BY_NAME,
+    CONSTRUCTOR_NAMES,
+    EXTERNAL,
+    RESOLVED,
+    UNRESOLVED,
+    CallResolver,
+    Key,
+)
+
 MAX_ROWS = 200
+BY_NAME_CALLEES_PER_CALL = 3
+"""Same-named definitions listed for a call whose receiver is unknown."""
+# Callees are listed in-repo definitions first, library calls next, built-ins last.
+CALLEE_ORDER = {RESOLVED: 0, BY_NAME: 1, EXTERNAL: 2, BUILTIN: 3}
 
 
 @dataclass
@@ -25,10 +42,12 @@ class SymbolRef:
     end_line: int
     line: int = 0
     via: str = ""
+    resolution: str = ""  # for calls: resolved, by name only, external or built-in
 
     def to_dict(self) -> dict:  # noqa: D102
         return {"path": self.path, "symbol": self.symbol, "kind": self.kind, "start_line": self.start_line,
-                "end_line": self.end_line, "line": self.line or self.start_line, "via": self.via}
+                "end_line": self.end_line, "line": self.line or self.start_line, "via": self.via,
+                "resolution": self.resolution}
 
 
 def _like(text: str) -> str:
@@ -54,7 +73,8 @@ class SymbolGraph:
             " AND kind NOT IN ('module', 'text') ORDER BY is_test, path, start_line LIMIT ?",
             (_name(name), MAX_ROWS),
         ).fetchall()
-        refs = [SymbolRef(*row) for row in rows]
+        # A long definition may be stored as several windows: one entry per (path, symbol).
+        refs = list({(row[0], row[1]): SymbolRef(*row) for row in reversed(rows)}.values())[::-1]
         if "." in name:
             wanted = name.lower()
             exact = [r for r in refs if r.symbol.lower() == wanted or r.symbol.lower().endswith("." + wanted)]
@@ -86,31 +106,102 @@ class SymbolGraph:
         ).fetchall()
 
     def callers(self, name: str) -> list[SymbolRef]:
-        """Functions, methods and modules that call ``name`` (one entry per calling symbol)."""
+        """Who calls ``name``: calls resolved to its definitions first, then same-named calls *by name only*.
+
+        A call is resolved when the code says where it goes (``self.m()``, an imported name, a
+        constructor); one that resolves elsewhere (a library's method of the same name) is left
+        out, and one whose receiver's type is unknown is listed by name only — except from the
+        definition's own body, where it is a wrapper delegating to another object's method.
+        """
+        definitions = self.definitions(name)
+        if not definitions:
+            return self.callers_by_name(name)
+        wanted = self._call_targets_of(definitions)
+        resolver = CallResolver(self.connection)
+        resolved: dict[tuple[str, str], SymbolRef] = {}
+        by_name: dict[tuple[str, str], SymbolRef] = {}
+        for path, source, target, line in self._call_sites(definitions):
+            resolution = resolver.resolve(path, source, target)
+            if resolution.status == RESOLVED and wanted.intersection(resolution.targets):
+                bucket, label = resolved, RESOLVED
+            elif resolution.status == UNRESOLVED and (path, source) not in wanted:
+                bucket, label = by_name, BY_NAME
+            else:
+                continue
+            ref = self._enclosing(path, source, line)
+            ref.via, ref.resolution = target, label
+            bucket.setdefault((ref.path, ref.symbol), ref)
+        listed = list(resolved.values()) + [ref for key, ref in by_name.items() if key not in resolved]
+        return listed[:MAX_ROWS]
+
+    def callers_by_name(self, name: str) -> list[SymbolRef]:
+        """Every call whose last name part is ``name``'s, all labelled by name only.
+
+        The resolver's baseline, and the answer for a name the repository does not define.
+        """
         found: dict[tuple[str, str], SymbolRef] = {}
         for path, source, target, line in self._references_to(name, "calls"):
             if _name(target) != _name(name):
                 continue
             ref = self._enclosing(path, source, line)
-            ref.via = target
+            ref.via, ref.resolution = target, BY_NAME
             found.setdefault((ref.path, ref.symbol), ref)
         return list(found.values())[:MAX_ROWS]
 
+    @staticmethod
+    def _call_targets_of(definitions: list[SymbolRef]) -> set[Key]:
+        """The definitions a call may resolve to; a constructor is also reached by calling its class."""
+        wanted = {(d.path, d.symbol) for d in definitions}
+        for d in definitions:
+            if (d.kind == "constructor" or _name(d.symbol) in CONSTRUCTOR_NAMES) and "." in d.symbol:
+                wanted.add((d.path, d.symbol.rsplit(".", 1)[0]))
+        return wanted
+
+    def _call_sites(self, definitions: list[SymbolRef]) -> list[tuple[str, str, str, int]]:
+        """Call edges whose target ends with a definition's name (or, for a constructor, its class's)."""
+        names = {_name(d.symbol) for d in definitions}
+        names |= {_name(d.symbol.rsplit(".", 1)[0]) for d in definitions
+                  if (d.kind == "constructor" or _name(d.symbol) in CONSTRUCTOR_NAMES) and "." in d.symbol}
+        return [site for short in sorted(names) for site in self._references_to(short, "calls")
+                if _name(site[2]) == short]
+
     def callees(self, name: str) -> list[SymbolRef]:
-        """What ``name``'s definitions call, resolved to definitions in the repository where possible."""
+        """What ``name``'s definitions call: in-repo definitions, then by-name guesses, externals, built-ins."""
+        resolver = CallResolver(self.connection)
         found: dict[tuple[str, str], SymbolRef] = {}
         for definition in self.definitions(name):
             for target, line in self.connection.execute(
                 "SELECT target, line FROM edges WHERE kind = 'calls' AND path = ? AND source = ? ORDER BY line",
                 (definition.path, definition.symbol),
             ):
-                targets = self.definitions(target)
-                if not targets:
-                    found.setdefault(("", target), SymbolRef("", target, "external", 0, 0, line, via=target))
-                for ref in targets[:3]:
-                    ref.line, ref.via = line, target
+                for ref in self._callee_refs(resolver, definition, target, line):
                     found.setdefault((ref.path, ref.symbol), ref)
-        return list(found.values())[:MAX_ROWS]
+        ordered = sorted(found.values(), key=lambda ref: (CALLEE_ORDER.get(ref.resolution, 2), ref.line))
+        return ordered[:MAX_ROWS]
+
+    def _callee_refs(self, resolver: CallResolver, caller: SymbolRef, target: str, line: int) -> list[SymbolRef]:
+        resolution = resolver.resolve(caller.path, caller.symbol, target)
+        if resolution.status == RESOLVED:
+            refs = [self._definition_ref(key) for key in resolution.targets]
+            label = RESOLVED
+        elif resolution.status == UNRESOLVED:
+            refs = [ref for ref in self.definitions(_name(target))
+                    if (ref.path, ref.symbol) != (caller.path, caller.symbol)][:BY_NAME_CALLEES_PER_CALL]
+            label = BY_NAME
+        else:
+            refs, label = [], resolution.status
+        if not refs:  # a library's or a built-in's
+            label = BUILTIN if resolution.status == BUILTIN else EXTERNAL
+            refs = [SymbolRef("", resolution.name or target, "external", 0, 0)]
+        for ref in refs:
+            ref.line, ref.via, ref.resolution = line, target, label
+        return refs
+
+    def _definition_ref(self, key: Key) -> SymbolRef:
+        row = self.connection.execute(
+            "SELECT path, symbol, kind, start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
+            " ORDER BY start_line LIMIT 1", key).fetchone()
+        return SymbolRef(*row) if row else SymbolRef(key[0], key[1], "function", 0, 0)
 
     def subclasses(self, name: str) -> list[SymbolRef]:
         """Classes (and Rust/Go types) that inherit from or implement ``name``."""
