@@ -1,22 +1,31 @@
 """Split files into symbol-level chunks and extract call / import / inherit edges.
 
 Python is parsed with the standard library's ``ast``; JavaScript, TypeScript, Go,
-Rust and Java with tree-sitter (``treesitter_chunking``); everything else is cut
-into overlapping line windows.
+Rust and Java with tree-sitter (``retrievers.treesitter``); everything else is cut
+into overlapping line windows. Whatever the language, every non-blank line ends up in
+the text of some chunk (``retrievers.coverage``): long definitions and long module
+remainders become overlapping windows (``retrievers.windows``).
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from .languages import is_test_path
 from .model import Chunk, Edge, ParsedFile
+from .windows import (
+    CONTAINER_WINDOW_LINES,
+    MAX_CHUNK_LINES,
+    segments_of,
+    source_lines,
+    window_text,
+    windows,
+)
 
-MAX_CHUNK_LINES = 200
 MAX_TARGET_CHARS = 100
 """Longest call target kept; anything longer is an expression rather than a name."""
-CLASS_HEAD_LINES = 60
 TEXT_WINDOW_LINES = 40
 TEXT_WINDOW_OVERLAP = 10
 
@@ -26,31 +35,40 @@ def parse_file(path: str, source: str, language: str) -> ParsedFile:
     if language == "python":
         return parse_python(path, source)
     if language in ("javascript", "typescript", "tsx", "go", "rust", "java"):
-        from .treesitter_chunking import parse_with_tree_sitter
+        from .treesitter import parse_with_tree_sitter
 
-        return parse_with_tree_sitter(path, source, language)
+        parsed = parse_with_tree_sitter(path, source, language)
+        if parsed.error and not parsed.chunks:  # no grammar, or the walk failed: the lines stay findable
+            parsed.chunks = window_chunks(path, source, language)
+        return parsed
     return ParsedFile(chunks=window_chunks(path, source, language))
 
 
 def window_chunks(path: str, source: str, language: str = "text") -> list[Chunk]:
-    """Overlapping line windows for files without a grammar (docs, config)."""
-    lines = source.splitlines()
+    """Overlapping line windows for files without a grammar (docs, config) or that don't parse."""
+    numbered = list(enumerate(source_lines(source), 1))
     chunks: list[Chunk] = []
-    step = TEXT_WINDOW_LINES - TEXT_WINDOW_OVERLAP
     name = PurePosixPath(path).name
     is_test = is_test_path(path, language)
-    for start in range(0, max(len(lines), 1), step):
-        window = lines[start : start + TEXT_WINDOW_LINES]
-        if not "".join(window).strip():
+    for window in windows(segments_of(numbered), TEXT_WINDOW_LINES, TEXT_WINDOW_OVERLAP):
+        if not any(text.strip() for _, text in window):
             continue
-        heading = next((line.lstrip("#").strip() for line in window if line.startswith("#")), "")
+        heading = next((text.lstrip("#").strip() for _, text in window if text.startswith("#")), "")
+        start = window[0][0]
         chunks.append(
-            Chunk(path=path, language=language, kind="text", symbol=f"{name}:{start + 1}",
-                  start_line=start + 1, end_line=start + len(window), text="\n".join(window),
+            Chunk(path=path, language=language, kind="text", symbol=f"{name}:{start}",
+                  start_line=start, end_line=window[-1][0], text=window_text(window),
                   docstring=heading, is_test=is_test)
         )
-        if start + TEXT_WINDOW_LINES >= len(lines):
-            break
+    return chunks
+
+
+def numbered_chunks(template: Chunk, numbered: list[tuple[int, str]], max_lines: int) -> list[Chunk]:
+    """``template`` with the text of ``numbered`` lines: one chunk, or overlapping windows when long."""
+    chunks: list[Chunk] = []
+    for window in windows(segments_of(numbered), max_lines):
+        chunks.append(replace(template, start_line=window[0][0], end_line=window[-1][0],
+                              text=window_text(window), part=len(chunks)))
     return chunks
 
 
@@ -170,18 +188,18 @@ class _PythonVisitor(ast.NodeVisitor):
         if kind == "class":
             # The class chunk is its header and class-level statements; methods are their own chunks.
             own = [n for n in range(start, end + 1) if n not in self.child_lines[symbol]]
-            text_lines = [self.lines[n - 1] for n in own[:CLASS_HEAD_LINES]]
+            window_lines = CONTAINER_WINDOW_LINES
         else:
-            text_lines = self.lines[start - 1 : min(end, start + MAX_CHUNK_LINES - 1)]
+            own = list(range(start, end + 1))
+            window_lines = MAX_CHUNK_LINES
         is_test = self.is_test or node.name.startswith("test") or (
             kind == "class" and node.name.startswith("Test")
         )
-        self.chunks.append(
-            Chunk(path=self.path, language="python", kind=kind, symbol=symbol, start_line=start,
-                  end_line=end, text="\n".join(text_lines), signature=_signature(self.lines, node),
-                  docstring=(ast.get_docstring(node, clean=True) or "")[:1000], parent=parent,
-                  is_test=is_test)
-        )
+        template = Chunk(path=self.path, language="python", kind=kind, symbol=symbol, start_line=start,
+                         end_line=end, text="", signature=_signature(self.lines, node),
+                         docstring=(ast.get_docstring(node, clean=True) or "")[:1000], parent=parent,
+                         is_test=is_test)
+        self.chunks.extend(numbered_chunks(template, [(n, self.lines[n - 1]) for n in own], window_lines))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: D102, N802
         kind = "method" if self.scope and self.scope[-1][1] == "class" else "function"
@@ -193,7 +211,7 @@ class _PythonVisitor(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: D102, N802
         for base in node.bases:
-            name = dotted_name(base)
+            name = dotted_name(base.value if isinstance(base, ast.Subscript) else base)  # ``Base[T]`` -> ``Base``
             if name and name != "object":
                 self.edges.append(Edge(self.path, ".".join([*(n for n, _ in self.scope), node.name]),
                                        name, "inherits", node.lineno))
@@ -229,20 +247,17 @@ def parse_python(path: str, source: str) -> ParsedFile:
         tree = ast.parse(source, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         return ParsedFile(chunks=window_chunks(path, source, "python"), error=f"syntax error: {error}")
-    lines = source.splitlines()
+    lines = source_lines(source)
     visitor = _PythonVisitor(path, lines, is_test_path(path, "python"))
     for node in tree.body:
         visitor.visit(node)
     module_lines = [n for n in range(1, len(lines) + 1) if n not in visitor.covered and lines[n - 1].strip()]
     chunks = visitor.chunks
     if module_lines:
-        text = "\n".join(lines[n - 1] for n in module_lines[:MAX_CHUNK_LINES])
-        chunks.insert(
-            0,
-            Chunk(path=path, language="python", kind="module", symbol=PurePosixPath(path).stem,
-                  start_line=module_lines[0], end_line=module_lines[-1], text=text,
-                  docstring=(ast.get_docstring(tree, clean=True) or "")[:1000],
-                  is_test=visitor.is_test),
-        )
+        template = Chunk(path=path, language="python", kind="module", symbol=PurePosixPath(path).stem,
+                         start_line=module_lines[0], end_line=module_lines[-1], text="",
+                         docstring=(ast.get_docstring(tree, clean=True) or "")[:1000],
+                         is_test=visitor.is_test)
+        chunks[:0] = numbered_chunks(template, [(n, lines[n - 1]) for n in module_lines], MAX_CHUNK_LINES)
     chunks.sort(key=lambda c: (c.start_line, -c.end_line))
     return ParsedFile(chunks=chunks, edges=visitor.edges)

@@ -11,7 +11,9 @@ class Chunk:
 
     ``symbol`` is qualified within its file (``Searcher.search``); ``parent`` is the
     qualified symbol of the enclosing class or function, if any. Lines are 1-based and
-    inclusive.
+    inclusive. A definition too long for one chunk becomes overlapping windows that share
+    its symbol, kind, signature and docstring: ``part`` is 0 for a definition's only or
+    first chunk and k for its k-th continuation window (module remainders likewise).
     """
 
     path: str
@@ -25,6 +27,7 @@ class Chunk:
     docstring: str = ""
     parent: str = ""
     is_test: bool = False
+    part: int = 0
 
     def to_dict(self) -> dict:
         """The chunk as a plain dict (for JSON and SQLite rows)."""

@@ -7,7 +7,7 @@ from textwrap import dedent
 import pytest
 
 from retrievers.model import Chunk, ParsedFile
-from retrievers.treesitter_chunking import parse_with_tree_sitter
+from retrievers.treesitter import parse_with_tree_sitter
 
 
 def chunks_by_symbol(parsed: ParsedFile) -> dict[str, Chunk]:
@@ -84,9 +84,10 @@ def test_typescript_definitions_have_qualified_symbols_kinds_and_lines():
         "Shape": "class",
         "Routes.all": "function",
     }
+    # a definition's chunk starts at its doc comment: the comment is part of what it says
     assert spans(parsed) == {
-        "Router": (7, 15),
-        "Router.handle": (11, 14),
+        "Router": (4, 15),
+        "Router.handle": (10, 14),
         "makeRouter": (17, 19),
         "Handler": (21, 23),
         "Path": (24, 24),
@@ -97,7 +98,8 @@ def test_typescript_definitions_have_qualified_symbols_kinds_and_lines():
     chunks = chunks_by_symbol(parsed)
     assert chunks["Router.handle"].parent == "Router"
     assert chunks["Router"].parent == ""
-    assert chunks["Router.handle"].text.splitlines()[0] == "  handle(req: Request): Response {"
+    assert chunks["Router.handle"].text.splitlines()[:2] == ["  /** Handles one request. */",
+                                                             "  handle(req: Request): Response {"]
     assert all(chunk.language == "typescript" and chunk.path == "src/router.ts" for chunk in parsed.chunks)
 
 
@@ -212,7 +214,7 @@ def test_javascript_definitions():
         "helpers.half": "method",
         "Cache.clearAll": "method",
     }
-    assert spans(parsed)["join"] == (5, 7)
+    assert spans(parsed)["join"] == (4, 7)
     assert spans(parsed)["Cache"] == (11, 13)
     assert spans(parsed)["normalize"] == (15, 15)
     chunks = chunks_by_symbol(parsed)
@@ -265,7 +267,7 @@ def test_tsx_components_and_calls_inside_jsx():
 
     assert parsed.error == ""
     assert kinds(parsed) == {"Props": "interface", "App": "function", "Badge": "function"}
-    assert spans(parsed) == {"Props": (3, 3), "App": (6, 8), "Badge": (10, 10)}
+    assert spans(parsed) == {"Props": (3, 3), "App": (5, 8), "Badge": (10, 10)}
     chunks = chunks_by_symbol(parsed)
     assert chunks["App"].docstring == "The app shell."
     assert chunks["App"].signature == "export function App({ title }: Props)"
@@ -323,10 +325,10 @@ def test_go_definitions():
         "New": "function",
     }
     assert spans(parsed) == {
-        "Router": (10, 14),
-        "Route": (17, 19),
+        "Router": (8, 14),
+        "Route": (16, 19),
         "ID": (21, 21),
-        "Router.Handle": (24, 28),
+        "Router.Handle": (23, 28),
         "New": (30, 30),
     }
     chunks = chunks_by_symbol(parsed)
@@ -441,21 +443,23 @@ def test_rust_definitions():
         "Circle": "struct",
         "Kind": "enum",
         "Circle.unit": "method",
+        "impl Circle": "impl",
         "Shape for Circle": "impl",
         "Circle.area": "method",
         "consts.pi": "function",
         "tests.unit_has_area": "function",
     }
     chunk_spans = spans(parsed)
-    assert chunk_spans["Shape"] == (5, 7)
-    assert chunk_spans["Circle"] == (10, 13)  # from the #[derive] attribute
-    assert chunk_spans["Circle.unit"] == (19, 21)
+    assert chunk_spans["Shape"] == (4, 7)
+    assert chunk_spans["Circle"] == (9, 13)  # from the doc comment above the #[derive] attribute
+    assert chunk_spans["impl Circle"] == (17, 22)
+    assert chunk_spans["Circle.unit"] == (18, 21)
     assert chunk_spans["Shape for Circle"] == (24, 29)
     assert chunk_spans["Circle.area"] == (25, 28)
     assert chunk_spans["consts.pi"] == (32, 32)
     assert chunk_spans["tests.unit_has_area"] == (39, 42)
-    # only the trait impl is a chunk: an inherent impl would shadow the struct's symbol
-    assert [chunk.symbol for chunk in parsed.chunks if chunk.symbol == "Circle"] == ["Circle"]
+    # an inherent impl is named apart from its type, so lookups of the type's symbol find the type
+    assert [chunk.kind for chunk in parsed.chunks if chunk.symbol == "Circle"] == ["struct"]
 
 
 def test_rust_parents_docstrings_and_signatures():
@@ -471,7 +475,8 @@ def test_rust_parents_docstrings_and_signatures():
     assert chunks["Circle.unit"].signature == "pub fn unit() -> Self"
     assert chunks["Shape.area"].signature == "fn area(&self) -> f64"
     assert chunks["Circle"].signature == "pub struct Circle"
-    assert chunks["Circle"].text.startswith("#[derive(Debug)]\npub struct Circle {")
+    assert chunks["Circle"].text.startswith("/// A circle.\n#[derive(Debug)]\npub struct Circle {")
+    assert chunks["impl Circle"].signature == "impl Circle"
 
 
 def test_rust_edges():
@@ -563,9 +568,9 @@ def test_java_definitions():
         "Router.Match": "record",
     }
     chunk_spans = spans(parsed)
-    assert chunk_spans["Router"] == (11, 37)  # from the @Component annotation
+    assert chunk_spans["Router"] == (6, 37)  # from the Javadoc above the @Component annotation
     assert chunk_spans["Router.Router"] == (15, 17)
-    assert chunk_spans["Router.handle"] == (20, 24)
+    assert chunk_spans["Router.handle"] == (19, 24)
     assert chunk_spans["Router.Route.run"] == (27, 27)
     chunks = chunks_by_symbol(parsed)
     assert chunks["Router.Route.run"].parent == "Router.Route"
@@ -684,20 +689,27 @@ def test_garbage_does_not_raise():
 # --------------------------------------------------------------------------- limits and odd inputs
 
 
-def test_long_class_keeps_a_preview_and_long_function_is_capped():
+def test_long_class_keeps_its_own_lines_and_members_have_their_own_chunks():
     body = "\n".join(f"    int f{i}() {{ return {i}; }}" for i in range(250))
-    source = f"class Big {{\n{body}\n}}\n"
-    chunks = chunks_by_symbol(parse_with_tree_sitter("src/Big.java", source, "java"))
+    source = f"class Big {{\n{body}\n    int last = 7;\n}}\n"
+    parsed = parse_with_tree_sitter("src/Big.java", source, "java")
+    chunks = chunks_by_symbol(parsed)
 
-    assert (chunks["Big"].start_line, chunks["Big"].end_line) == (1, 252)
-    assert len(chunks["Big"].text.splitlines()) == 60
+    assert (chunks["Big"].start_line, chunks["Big"].end_line) == (1, 253)
+    assert chunks["Big"].text.splitlines() == ["class Big {", "    int last = 7;", "}"]
     assert chunks["Big.f249"].start_line == 251
 
+
+def test_long_function_becomes_windows_that_keep_its_name_and_signature():
     statements = "\n".join(f"  step{i}();" for i in range(300))
-    long_function = parse_with_tree_sitter("lib/long.js", f"function long() {{\n{statements}\n}}\n", "javascript")
-    (chunk,) = long_function.chunks
-    assert (chunk.start_line, chunk.end_line) == (1, 302)
-    assert len(chunk.text.splitlines()) == 200
+    long_function = parse_with_tree_sitter("lib/long.js", f"function long(a) {{\n{statements}\n}}\n", "javascript")
+    windows = long_function.chunks
+
+    assert [chunk.part for chunk in windows] == [0, 1]
+    assert (windows[0].start_line, windows[0].end_line) == (1, 200)
+    assert (windows[1].start_line, windows[1].end_line) == (191, 302)  # 10 lines of overlap
+    assert all(w.symbol == "long" and w.kind == "function" and w.signature == "function long(a)" for w in windows)
+    assert "  step299();" in windows[1].text.splitlines()
 
 
 def test_minified_code_chunks_hold_their_own_definition_not_the_whole_line():

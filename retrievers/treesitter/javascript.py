@@ -1,0 +1,345 @@
+"""JavaScript, TypeScript and TSX: what their definitions, scopes, calls and imports look like.
+
+Besides declarations, a function is often a *value*: stored under a name
+(``const f = () => {}``, ``exports.f = function () {}``, ``{ m() {} }``), or passed to a
+factory whose result is stored (``export const Thing = makeKind("Thing", (inst) => {...})``).
+Both are definitions named after where they are stored; members the callback hangs on
+its first parameter (``inst.parse = ...``) are named under it (``Thing.parse``). A long
+callback passed to a call at file level (``app.get("/x", (req, res) => {...})``) is a
+definition named after the callee.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .nodes import (
+    SELF_NAMES,
+    Definition,
+    Rules,
+    Scope,
+    as_target,
+    define,
+    dotted,
+    first_line,
+    last_line,
+    leading_sibling,
+    plain_type,
+    qualify,
+    string_value,
+    text_of,
+)
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+FILE_LEVEL_CALLBACK_MIN_LINES = 5
+"""A callback passed to a call at file level becomes a chunk from this many lines on."""
+
+_JS_DECLARATION_KINDS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+}
+_JS_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function", "generator_function_expression"}
+)
+_JS_NAMED_VALUE_TYPES = frozenset(
+    {"variable_declarator", "pair", "public_field_definition", "field_definition", "assignment_expression"}
+)
+_JS_TEST_BLOCKS = frozenset(
+    {"describe", "context", "suite", "it", "test", "specify", "beforeEach", "afterEach", "beforeAll", "afterAll"}
+)
+_JS_LEADING = frozenset({"decorator"})
+_JS_COMMENTS = frozenset({"comment"})
+
+
+def _js_span(node: Node) -> Node:
+    """The statement a definition is written as: ``export const f = () => {}`` whole."""
+    span = node
+    parent = node.parent
+    if node.type == "variable_declarator" and parent is not None:
+        declarators = [child for child in parent.named_children if child.type == "variable_declarator"]
+        if len(declarators) == 1:
+            span = parent
+    elif node.type in ("assignment_expression", "call_expression") and parent is not None \
+            and parent.type == "expression_statement":
+        span = parent
+    if span.parent is not None and span.parent.type == "export_statement":
+        span = span.parent
+    return span
+
+
+def _js_bases(node: Node) -> tuple[str, ...]:
+    """Names after ``extends`` / ``implements`` of a class or interface."""
+    bases: list[Node] = []
+    for child in node.named_children:
+        if child.type == "class_heritage":
+            for clause in child.named_children:
+                if clause.type == "extends_clause":
+                    bases.extend(clause.children_by_field_name("value"))
+                elif clause.type == "implements_clause":
+                    bases.extend(clause.named_children)
+                else:  # JavaScript: the superclass expression itself
+                    bases.append(clause)
+        elif child.type == "extends_type_clause":  # TypeScript interfaces
+            bases.extend(child.named_children)
+    names = (as_target(dotted(base)) or plain_type(text_of(base)) for base in bases)
+    return tuple(name for name in names if name)
+
+
+def _js_key_name(node: Node | None) -> str:
+    """A property / method name as written, without quotes."""
+    if node is None:
+        return ""
+    if node.type == "string":
+        return string_value(node)
+    return text_of(node)
+
+
+def _js_assigned_name(left: Node, scope: Scope) -> tuple[str, str] | None:
+    """(name, kind) for ``exports.f = ...``, ``Foo.prototype.m = ...``, ``inst.m = ...``, ``f = ...``."""
+    chain = dotted(left)
+    if not chain or chain.split(".")[0] in SELF_NAMES:
+        return None
+    head, _, rest = chain.partition(".")
+    if scope.receiver and head == scope.receiver and rest:
+        return rest, "method"  # a member hung on the object a factory callback builds
+    for prefix in ("module.exports.", "exports."):
+        if chain.startswith(prefix):
+            return chain[len(prefix) :], "function"
+    if ".prototype." in chain:
+        return chain.replace(".prototype.", "."), "method"
+    if chain in ("module.exports", "exports"):
+        return None
+    return chain, "function"
+
+
+def _callback_argument(call: Node) -> Node | None:
+    """The first function passed to a call, or to a call among its arguments (``memo(forwardRef(fn))``)."""
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None:
+        return None
+    nested = None
+    for argument in arguments.named_children:
+        if argument.type in _JS_FUNCTION_VALUES:
+            return argument
+        inner_arguments = argument.child_by_field_name("arguments") if argument.type == "call_expression" else None
+        if nested is None and inner_arguments is not None:
+            nested = next((a for a in inner_arguments.named_children if a.type in _JS_FUNCTION_VALUES), None)
+    return nested
+
+
+def _receiver_of(function: Node) -> str:
+    """The first parameter's name of a callback: the object it fills in, by convention."""
+    parameters = function.child_by_field_name("parameters") or function.child_by_field_name("parameter")
+    if parameters is None:
+        return ""
+    if parameters.type == "identifier":  # ``inst => {...}``
+        return text_of(parameters)
+    first = parameters.named_child(0) if parameters.named_child_count else None
+    if first is not None and first.type in ("required_parameter", "optional_parameter"):
+        first = first.child_by_field_name("pattern")
+    return text_of(first) if first is not None and first.type == "identifier" else ""
+
+
+def _looks_like_type_name(name: str) -> bool:
+    """``Thing`` and ``$Thing`` name types by convention; ``thing`` names a value."""
+    bare = name.lstrip("$_")
+    return bool(bare) and bare[0].isupper()
+
+
+def _js_named_value(node: Node, scope: Scope) -> Definition | None:
+    """A function or class stored under a name: ``const f = () => ...``, ``{ m: function () {} }``.
+
+    A call whose argument is a function counts too: ``const Thing = make((inst) => {...})``
+    defines ``Thing`` (a class if its name is capitalised), with the callback's body.
+    """
+    value = node.child_by_field_name("right" if node.type == "assignment_expression" else "value")
+    while value is not None and value.type in ("await_expression", "parenthesized_expression") \
+            and value.named_child_count == 1:
+        value = value.named_child(0)
+    if value is None:
+        return None
+    function = value if value.type in _JS_FUNCTION_VALUES or value.type == "class" else None
+    if function is None and value.type == "call_expression":
+        function = _callback_argument(value)
+    if function is None:
+        return None
+
+    kind = "function" if node.type == "variable_declarator" else "method"
+    receiver_member = False
+    if node.type == "variable_declarator":
+        name_node = node.child_by_field_name("name")
+        if name_node is None or name_node.type != "identifier":
+            return None  # destructuring patterns name nothing
+        name = text_of(name_node)
+    elif node.type == "pair":
+        name = _js_key_name(node.child_by_field_name("key"))
+    elif node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        assigned = _js_assigned_name(left, scope) if left is not None else None
+        if assigned is None:
+            if function.child_by_field_name("name") is None:
+                return None
+            assigned = (text_of(function.child_by_field_name("name")), "function")  # module.exports = function f() {}
+        name, kind = assigned
+        receiver_member = bool(scope.receiver) and (dotted(left) or "").startswith(scope.receiver + ".")
+    else:  # class field: TS names it "name", JS "property"
+        name = _js_key_name(node.child_by_field_name("name") or node.child_by_field_name("property"))
+    if not name:
+        return None
+
+    made_by_call = function is not value
+    if function.type == "class":
+        kind = "class"
+    elif made_by_call and node.type == "variable_declarator" and _looks_like_type_name(name):
+        kind = "class"
+    symbol = qualify(scope.qualifier, name)
+    return Definition(
+        kind=kind,
+        symbol=symbol,
+        parent=scope.qualifier if receiver_member else symbol.rpartition(".")[0],
+        span=_js_span(node),
+        body=function.child_by_field_name("body"),
+        bases=_js_bases(function) if function.type == "class" else (),
+        receiver=_receiver_of(function) if made_by_call else "",
+    )
+
+
+def _file_level_callback(node: Node, scope: Scope) -> Definition | None:
+    """``app.get("/x", (req, res) => {...})`` written at file level: named after its callee."""
+    if scope.caller or scope.owner >= 0 or node.parent is None or node.parent.type != "expression_statement":
+        return None
+    if _js_callee_root(node) in _JS_TEST_BLOCKS:
+        return None
+    callee = as_target(dotted(node.child_by_field_name("function")))
+    function = _callback_argument(node)
+    if not callee or function is None or last_line(function) - first_line(function) + 1 < FILE_LEVEL_CALLBACK_MIN_LINES:
+        return None
+    return define("function", callee, scope, _js_span(node), function.child_by_field_name("body"))
+
+
+def _js_define(node: Node, scope: Scope) -> Definition | None:
+    if scope.skip_definitions:
+        return None
+    kind = _JS_DECLARATION_KINDS.get(node.type)
+    if kind is not None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            return None
+        span = _js_span(node)
+        return define(
+            kind,
+            text_of(name_node),
+            scope,
+            span,
+            node.child_by_field_name("body"),
+            first=leading_sibling(span, _JS_LEADING, _JS_COMMENTS),
+            bases=_js_bases(node) if kind in ("class", "interface") else (),
+        )
+    if node.type == "method_definition":
+        name = _js_key_name(node.child_by_field_name("name"))
+        if not name:
+            return None
+        return define(
+            "method",
+            name,
+            scope,
+            node,
+            node.child_by_field_name("body"),
+            first=leading_sibling(node, _JS_LEADING, _JS_COMMENTS),
+        )
+    if node.type in _JS_NAMED_VALUE_TYPES:
+        return _js_named_value(node, scope)
+    if node.type == "call_expression":
+        return _file_level_callback(node, scope)
+    return None
+
+
+def _js_callee_root(call: Node) -> str:
+    """``describe`` for ``describe(...)``, ``describe.each(t)(...)``, ``it.only(...)``."""
+    node = call.child_by_field_name("function")
+    while node is not None and node.type in ("call_expression", "member_expression"):
+        node = node.child_by_field_name("function" if node.type == "call_expression" else "object")
+    return text_of(node) if node is not None and node.type == "identifier" else ""
+
+
+def _is_js_test_block(node: Node) -> bool:
+    if node.type != "call_expression" or _js_callee_root(node) not in _JS_TEST_BLOCKS:
+        return False
+    arguments = node.child_by_field_name("arguments")
+    return arguments is not None and any(arg.type in _JS_FUNCTION_VALUES for arg in arguments.named_children)
+
+
+def _js_enter(node: Node, scope: Scope) -> Scope | None:
+    """Scopes that name things without being chunks: namespaces, object literals, test blocks."""
+    if _is_js_test_block(node):
+        return replace(scope, skip_definitions=True, in_test=True)
+    if node.type == "internal_module":  # TS ``namespace A.B { ... }``
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and name_node.type != "string":
+            return replace(scope, qualifier=qualify(scope.qualifier, text_of(name_node)), container="namespace")
+    if node.type == "object" and node.parent is not None:
+        name = _js_object_name(node.parent)
+        if name:
+            return replace(scope, qualifier=qualify(scope.qualifier, name), container="object")
+    return None
+
+
+def _js_object_name(owner: Node) -> str:
+    """What an object literal's methods are qualified with: ``o`` in ``const o = {...}``."""
+    if owner.type == "variable_declarator":
+        name = owner.child_by_field_name("name")
+        return text_of(name) if name is not None and name.type == "identifier" else ""
+    if owner.type == "pair":
+        return _js_key_name(owner.child_by_field_name("key"))
+    return ""
+
+
+def _js_call_target(node: Node) -> str | None:
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        target = as_target(dotted(function))
+        return None if target == "require" else target  # require() is an import, not a call
+    if node.type == "new_expression":
+        return as_target(dotted(node.child_by_field_name("constructor")))
+    return None
+
+
+def _js_imports(node: Node) -> list[str]:
+    if node.type in ("import_statement", "export_statement"):
+        source = node.child_by_field_name("source")
+        if source is None and node.type == "import_statement":  # TS ``import fs = require("fs")``
+            clause = next((c for c in node.named_children if c.type == "import_require_clause"), None)
+            source = clause.child_by_field_name("source") if clause is not None else None
+        return [string_value(source)] if source is not None else []
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        is_loader = function is not None and (
+            function.type == "import" or (function.type == "identifier" and text_of(function) == "require")
+        )
+        arguments = node.child_by_field_name("arguments")
+        if is_loader and arguments is not None and arguments.named_child_count:
+            first = arguments.named_child(0)
+            if first is not None and first.type == "string":
+                return [string_value(first)]
+    return []
+
+
+JS_RULES = Rules(
+    define=_js_define,
+    enter=_js_enter,
+    call_target=_js_call_target,
+    imports=_js_imports,
+    comment_types=_JS_COMMENTS,
+    relevant_types=frozenset(_JS_DECLARATION_KINDS)
+    | _JS_NAMED_VALUE_TYPES
+    | {"method_definition", "call_expression", "new_expression", "import_statement", "export_statement"}
+    | {"internal_module", "object"},
+)
