@@ -185,7 +185,7 @@ class CallResolver:
                 return UNKNOWN
             return Resolution.to(self._inherited(owner, rest, include_own=False))
         if "(" in target:
-            return UNKNOWN  # a method of a call's result
+            return self._method_of_new_object(facts, source, target)
         head, _, rest = target.partition(".")
         if head in SELF_NAMES.get(facts.language, DEFAULT_SELF_NAMES):
             owner = self._enclosing_class(facts, source)
@@ -198,6 +198,15 @@ class CallResolver:
             if found:
                 return Resolution.to(found)
         return self.resolve_name(facts, source, target)
+
+    def _method_of_new_object(self, facts: FileFacts, source: str, target: str) -> Resolution:
+        """``Foo().m``: a method of the class just constructed; any other call's result has an unknown type."""
+        constructor, _, method = target.rpartition("().")
+        if not constructor or "(" in constructor or "." in method or "(" in method:
+            return UNKNOWN
+        classes = [key for key in self.resolve_name(facts, source, constructor).targets
+                   if self.facts(key[0]).kinds.get(key[1]) in CLASS_KINDS]
+        return Resolution.to(self._inherited(classes[0], method, include_own=True)) if classes else UNKNOWN
 
     def resolve_name(self, facts: FileFacts, scope: str, dotted: str, hops: int = 0) -> Resolution:
         """A dotted name as seen from ``scope`` in a file: local, imported, same-package or built-in."""
@@ -310,7 +319,7 @@ class CallResolver:
             return UNKNOWN  # other languages' import edges name modules, handled by their own rules
         level = len(spec) - len(spec.lstrip("."))
         parts = tuple(p for p in spec[level:].split(".") if p)
-        for cut in range(len(parts), 0 if level else 1, -1):
+        for cut in range(len(parts), -1 if level else 0, -1):  # ``from . import x``: the package itself
             for module_path in self._python_module(facts.path, level, parts[:cut]):
                 if not parts[cut:]:
                     return UNKNOWN  # a module itself is not called

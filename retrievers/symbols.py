@@ -59,6 +59,12 @@ def _name(reference: str) -> str:
     return reference.replace("::", ".").rsplit(".", 1)[-1]
 
 
+def _same_case(refs: list[SymbolRef], name: str) -> list[SymbolRef]:
+    """The definitions spelled as asked (``Request``, not ``request``) when there are any."""
+    exact = [ref for ref in refs if _name(ref.symbol) == _name(name)]
+    return exact or refs
+
+
 class SymbolGraph:
     """Queries over the ``chunks`` and ``edges`` tables of an index."""
 
@@ -113,7 +119,7 @@ class SymbolGraph:
         out, and one whose receiver's type is unknown is listed by name only — except from the
         definition's own body, where it is a wrapper delegating to another object's method.
         """
-        definitions = self.definitions(name)
+        definitions = _same_case(self.definitions(name), name)
         if not definitions:
             return self.callers_by_name(name)
         wanted = self._call_targets_of(definitions)
@@ -162,14 +168,25 @@ class SymbolGraph:
         names = {_name(d.symbol) for d in definitions}
         names |= {_name(d.symbol.rsplit(".", 1)[0]) for d in definitions
                   if (d.kind == "constructor" or _name(d.symbol) in CONSTRUCTOR_NAMES) and "." in d.symbol}
+        names |= self._aliases_of(names)
         return [site for short in sorted(names) for site in self._references_to(short, "calls")
                 if _name(site[2]) == short]
+
+    def _aliases_of(self, names: set[str]) -> set[str]:
+        """Names the definitions are imported as (``from m import Store as Shelf`` -> ``Shelf``)."""
+        aliases: set[str] = set()
+        for short in names:
+            for (target,) in self.connection.execute(
+                    "SELECT target FROM edges WHERE kind = 'aliases' AND (target LIKE ? ESCAPE '\\'"
+                    " OR target LIKE ? ESCAPE '\\')", (_like(short) + " as %", "%." + _like(short) + " as %")):
+                aliases.add(target.rpartition(" as ")[2])
+        return aliases
 
     def callees(self, name: str) -> list[SymbolRef]:
         """What ``name``'s definitions call: in-repo definitions, then by-name guesses, externals, built-ins."""
         resolver = CallResolver(self.connection)
         found: dict[tuple[str, str], SymbolRef] = {}
-        for definition in self.definitions(name):
+        for definition in _same_case(self.definitions(name), name):
             for target, line in self.connection.execute(
                 "SELECT target, line FROM edges WHERE kind = 'calls' AND path = ? AND source = ? ORDER BY line",
                 (definition.path, definition.symbol),
