@@ -730,3 +730,225 @@ def test_unsupported_language_is_reported_not_raised():
     parsed = parse_with_tree_sitter("main.py", "def f(): pass\n", "python")
 
     assert parsed.chunks == [] and "python" in parsed.error
+
+
+# --------------------------------------------------------------------------- functions as values, per language
+
+FACTORY_TS = dedent(
+    """\
+    import * as core from "./core";
+
+    /** A checked number. */
+    export const $Meter = core.makeKind("$Meter", (inst, def) => {
+      inst._state.parse = (payload, ctx) => {
+        return payload;
+      };
+      inst.check = function (value) {
+        return value > def.min;
+      };
+    });
+
+    export const wrapped = memo(forwardRef((props, ref) => {
+      return props.label;
+    }));
+
+    const api = {
+      get() { return fetchIt(); },
+      post: (body) => sendIt(body),
+      nested: { put(x) { return x; } },
+    };
+
+    server.route("/meters", (req, res) => {
+      const meters = loadMeters();
+      res.send(meters);
+      return meters;
+    });
+
+    describe("meters", () => {
+      const helper = () => 1;
+      it("reads", () => {
+        expect(helper()).toBe(1);
+      });
+    });
+    """
+)
+
+
+def test_a_const_made_by_a_factory_callback_is_named_after_the_const_and_holds_its_members():
+    parsed = parse_with_tree_sitter("src/meter.ts", FACTORY_TS, "typescript")
+    chunks = chunks_by_symbol(parsed)
+
+    assert kinds(parsed)["$Meter"] == "class"  # a capitalised name made by a factory is a type
+    assert spans(parsed)["$Meter"] == (3, 11)
+    assert chunks["$Meter"].docstring == "A checked number."
+    assert chunks["$Meter"].signature == 'export const $Meter = core.makeKind("$Meter", (inst, def) =>'
+    # members hung on the callback's first parameter are the const's, not ``inst``'s
+    assert kinds(parsed)["$Meter._state.parse"] == "method"
+    assert kinds(parsed)["$Meter.check"] == "method"
+    assert chunks["$Meter.check"].parent == "$Meter"
+    assert not any(symbol.startswith("inst") for symbol in kinds(parsed))
+    assert ("$Meter", "core.makeKind") in edges(parsed, "calls")
+
+
+def test_a_callback_wrapped_in_calls_is_named_after_its_const():
+    parsed = parse_with_tree_sitter("src/meter.ts", FACTORY_TS, "typescript")
+
+    assert kinds(parsed)["wrapped"] == "function"  # lower-case: a value, not a type
+    assert spans(parsed)["wrapped"] == (13, 15)
+
+
+def test_object_literal_methods_are_qualified_by_the_object():
+    parsed = parse_with_tree_sitter("src/meter.ts", FACTORY_TS, "typescript")
+
+    assert {s: k for s, k in kinds(parsed).items() if s.startswith("api.")} == {
+        "api.get": "method",
+        "api.post": "method",
+        "api.nested.put": "method",
+    }
+    assert ("api.get", "fetchIt") in edges(parsed, "calls")
+
+
+def test_a_long_callback_passed_at_file_level_is_named_after_its_callee_but_test_blocks_are_not():
+    parsed = parse_with_tree_sitter("src/meter.ts", FACTORY_TS, "typescript")
+
+    assert kinds(parsed)["server.route"] == "function"
+    assert spans(parsed)["server.route"] == (23, 27)
+    assert ("server.route", "loadMeters") in edges(parsed, "calls")
+    assert "describe" not in kinds(parsed) and "helper" not in kinds(parsed)
+
+
+def test_a_short_file_level_callback_stays_in_the_module_chunk():
+    parsed = parse_with_tree_sitter("lib/cli.js", "program.action(() => run());\n", "javascript")
+
+    assert kinds(parsed) == {}
+    assert module_chunk(parsed).text == "program.action(() => run());"
+
+
+GO_VALUES = dedent(
+    """\
+    package hooks
+
+    import "fmt"
+
+    var (
+    \t// preRunHook runs before a command.
+    \tpreRunHook = func(name string) error {
+    \t\treturn fmt.Errorf("no %s", name)
+    \t}
+    \tverbose, quiet = false, false
+    )
+
+    // MaxDepth bounds recursion.
+    const MaxDepth = 8
+
+    const (
+    \tModeFast Mode = iota
+    \tModeSafe
+    )
+
+    func run() {
+    \tvar local = 3
+    \t_ = local
+    }
+    """
+)
+
+
+def test_go_package_level_var_and_const_specs_are_symbols():
+    parsed = parse_with_tree_sitter("hooks.go", GO_VALUES, "go")
+    chunks = chunks_by_symbol(parsed)
+
+    assert kinds(parsed) == {
+        "preRunHook": "function",  # a var holding a func literal is a function
+        "verbose": "variable",
+        "quiet": "variable",
+        "MaxDepth": "constant",
+        "ModeFast": "constant",
+        "ModeSafe": "constant",
+        "run": "function",  # ``local`` is no symbol
+    }
+    assert spans(parsed)["preRunHook"] == (6, 9)
+    assert chunks["preRunHook"].docstring == "preRunHook runs before a command."
+    assert chunks["preRunHook"].signature == "preRunHook = func(name string) error"
+    assert spans(parsed)["MaxDepth"] == (13, 14)
+    assert chunks["MaxDepth"].signature == "const MaxDepth = 8"
+    assert chunks["quiet"].text == chunks["verbose"].text == "\tverbose, quiet = false, false"
+    assert ("preRunHook", "fmt.Errorf") in edges(parsed, "calls")
+
+
+RUST_ITEMS = dedent(
+    """\
+    /// Returns early with an error.
+    #[macro_export]
+    macro_rules! bail {
+        ($e:expr) => {
+            return Err($e.into())
+        };
+    }
+
+    pub struct Meter { n: u32 }
+
+    impl Meter {
+        pub const ZERO: u32 = 0;
+        pub fn read(&self) -> u32 { self.n }
+    }
+
+    pub trait Gauge {
+        fn level(&self) -> u32;
+    }
+    """
+)
+
+
+def test_rust_macros_inherent_impls_and_traits_are_chunks():
+    parsed = parse_with_tree_sitter("src/lib.rs", RUST_ITEMS, "rust")
+    chunks = chunks_by_symbol(parsed)
+
+    assert kinds(parsed) == {
+        "bail": "macro",
+        "Meter": "struct",
+        "impl Meter": "impl",
+        "Meter.read": "method",
+        "Gauge": "trait",
+        "Gauge.level": "method",
+    }
+    assert spans(parsed)["bail"] == (1, 7)
+    assert chunks["bail"].signature == "macro_rules! bail"
+    assert chunks["bail"].docstring == "Returns early with an error."
+    assert "pub const ZERO: u32 = 0;" in chunks["impl Meter"].text
+    assert chunks["Meter.read"].parent == "Meter"
+
+
+JAVA_TYPES = dedent(
+    """\
+    package acme;
+
+    /** Hears events. */
+    public interface Listener { void on(String event); }
+
+    enum Mode { FAST, SAFE }
+
+    /** A point. */
+    record Point(int x, int y) {
+        Point { if (x < 0) throw new IllegalArgumentException(); }
+        int sum() { return x + y; }
+    }
+    """
+)
+
+
+def test_java_interfaces_enums_and_records_are_chunks():
+    parsed = parse_with_tree_sitter("src/main/java/acme/Listener.java", JAVA_TYPES, "java")
+    chunks = chunks_by_symbol(parsed)
+
+    assert kinds(parsed) == {
+        "Listener": "interface",
+        "Listener.on": "method",
+        "Mode": "enum",
+        "Point": "record",
+        "Point.Point": "constructor",
+        "Point.sum": "method",
+    }
+    assert chunks["Listener"].docstring == "Hears events."
+    assert chunks["Point"].signature == "record Point(int x, int y)"
+    assert spans(parsed)["Point"] == (8, 12)
