@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     kind TEXT NOT NULL, symbol TEXT NOT NULL, name TEXT NOT NULL, start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
     parent TEXT NOT NULL, is_test INTEGER NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL,
-    card TEXT NOT NULL, card_key TEXT NOT NULL, code_key TEXT NOT NULL);
+    card TEXT NOT NULL, card_key TEXT NOT NULL, code_key TEXT NOT NULL, part INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name COLLATE NOCASE);
 CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks(symbol COLLATE NOCASE);
@@ -481,7 +481,7 @@ class CodeIndex:
                     chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
                     chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,
                     int(chunk.is_test), chunk.text, " ".join(lexical_tokens(chunk)), card,
-                    vector_key(model_id, card), vector_key(model_id, code_text(chunk)),
+                    vector_key(model_id, card), vector_key(model_id, code_text(chunk)), chunk.part,
                 ))
             edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in edges)
         summary.chunks_added = len(rows)
@@ -500,8 +500,8 @@ class CodeIndex:
                     connection.execute(f"DELETE FROM {table} WHERE path IN ({marks})", batch)  # noqa: S608
             connection.executemany(
                 "INSERT INTO chunks (path, language, kind, symbol, name, start_line, end_line, signature,"
-                " docstring, parent, is_test, text, tokens, card, card_key, code_key)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                " docstring, parent, is_test, text, tokens, card, card_key, code_key, part)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             connection.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
             connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", file_rows)
             connection.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
