@@ -39,7 +39,8 @@ from . import __version__
 from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_lexical_index
 from .cards import card_text, code_text, lexical_tokens, members_by_parent
 from .model import Chunk, Edge
-from .parallel_parse import parse_many
+from .parallel_parse import decode_source, parse_many
+from .textstore import TEXT_SCHEMA, clear_texts, remove_texts, replace_texts, stored_bytes
 from .walk import MAX_FILE_BYTES, walk_repository
 
 INDEX_FORMAT = 7
@@ -200,7 +201,7 @@ class CodeIndex:
         connection = sqlite3.connect(self.db_path, timeout=30, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
-        connection.executescript(SCHEMA)
+        connection.executescript(SCHEMA + TEXT_SCHEMA)
         return connection
 
     def _meta_value(self, key: str) -> str | None:
@@ -492,7 +493,12 @@ class CodeIndex:
             if rebuild:
                 for table in ("files", "chunks", "edges"):
                     connection.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+                clear_texts(connection)
             stale = [path for path in removed] + [item[0].path for item, *_ in parsed]
+            # The text store (literal, regex and exact-line search) changes with the chunks.
+            remove_texts(connection, removed)
+            replace_texts(connection, ((source.path, stored_bytes(decode_source(data)))
+                                       for (source, data, *_), *_ in parsed))
             for start in range(0, len(stale), 500):
                 batch = stale[start : start + 500]
                 marks = ",".join("?" * len(batch))

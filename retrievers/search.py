@@ -21,9 +21,20 @@ import numpy as np
 
 from .bm25 import top_k
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
+from .grep import (
+    GrepAnswer,
+    PatternError,
+    compile_pattern,
+    exact_chunk_evidence,
+    rank_lines,
+    results_for,
+    search_lines,
+)
 from .index import CodeIndex, IndexMissing, closing_connection, load_segments, vector_backend_errors
-from .languages import is_documentation
+from .languages import is_documentation, is_test_path
 from .query_shape import TYPE_KINDS, described_kind, head_phrase
+from .scope import Scope, ScopeError, chunk_ids_in, dense_depth, within
+from .textstore import TextStore
 from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query
 
 LEXICAL_CANDIDATES = 100
@@ -49,6 +60,15 @@ MAX_QUERY_CHARS = 20_000
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
 # for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
 LONG_QUERY_DENSE_CHARS = 600
+# Text pasted from the code (a line, a message, a block) ranks the definition holding it above any other
+# evidence: the blend's other weights add up to under 2.
+EXACT_WEIGHT = 10.0
+# With a path/language filter, Chroma's top-k is asked for this many times more candidates (the
+# filter is applied to them), up to SCOPED_DENSE_MAX; a filter keeping at most SCOPED_EXACT_COSINES
+# chunks gets the exact cosine of every one of them instead.
+SCOPED_DENSE_MAX = 2_000
+SCOPED_EXACT_COSINES = 1_000
+SCOPE_CACHE_SIZE = 64
 # After the Chroma server failed to answer, searches use lexical evidence alone for this long
 # before trying it again (so a down server costs one failed connection, not one per query).
 VECTORS_RETRY_AFTER_S = 10.0
@@ -215,7 +235,9 @@ class Searcher:
             self._chunk_count = int(live.size)
             self._views = self.index.views(self._chunk_count)
             self._generation = generation
-            self._paths = [row[0] for row in self._connection.execute("SELECT path FROM files")]
+            self._languages = dict(self._connection.execute("SELECT path, language FROM files"))
+            self._paths = list(self._languages)
+            self._scopes: dict[Scope, tuple[list[str], np.ndarray]] = {}
 
     def refresh(self) -> None:
         """Pick up a newer committed index, if one was written since loading."""
@@ -226,9 +248,9 @@ class Searcher:
         return self._chunk_count
 
     # ----------------------------------------------------------------- components
-    def lexical_scores(self, query_tokens: list[str],
-                       k: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], LexicalSignal]:
-        """Top-``k`` chunk ids by BM25 and the raw score signal."""
+    def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES,
+                       allowed: np.ndarray | None = None) -> tuple[dict[int, float], LexicalSignal]:
+        """Top-``k`` chunk ids by BM25 (among ``allowed`` ids, if given) and the raw score signal."""
         if not query_tokens:
             return {}, LexicalSignal()
         last = self._last_lexical
@@ -247,7 +269,8 @@ class Searcher:
             all_scores = np.concatenate(score_parts)
             # Segments are in id order (the delta holds newer ids), so all_ids is sorted: kept for _bm25_of.
             self._last_lexical = (tuple(query_tokens), all_ids, all_scores)
-        best = top_k(all_scores, k)
+        # A filter applies before the cut, so a small part of the repository still gets its best k.
+        best = top_k(all_scores if allowed is None else np.where(np.isin(all_ids, allowed), all_scores, 0.0), k)
         found = {int(all_ids[i]): float(all_scores[i]) for i in best}
         values = [float(all_scores[i]) for i in best[:2]]
         signal = LexicalSignal(values[0] if values else 0.0, values[1] if len(values) > 1 else 0.0, len(found))
@@ -409,7 +432,7 @@ class Searcher:
                dense_text: str | None = None, focus: str = "implementation",
                candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
-               ) -> tuple[list[Hit], LexicalSignal]:
+               scope: Scope | None = None, exact: bool = True) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -425,6 +448,9 @@ class Searcher:
             dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
             kind_priors: Let a query worded like a type's description lift types, their members' evidence
                 and the subclasses of a base class it names (``False``: kept to measure against).
+            scope: Only chunks of the files these path globs and languages keep (applied before every cut).
+            exact: Let text pasted from the code (the query, a quoted string, a code line) rank the
+                definition that holds it first (with the default weights).
 
         Returns:
             The hits, best first, and the BM25 signal of the query.
@@ -432,17 +458,27 @@ class Searcher:
         self.refresh()
         query = query[:MAX_QUERY_CHARS]
         with self._lock:
+            paths, allowed = self.scope_filter(scope)
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
-            lexical, signal = self.lexical_scores(tokens, candidates)
+            lexical, signal = self.lexical_scores(tokens, candidates, allowed)
+            exact_weight = EXACT_WEIGHT if weights is None and exact else 0.0
             if weights is not None and not any(weights.get(view) for view in ("card", "code")):
                 dense = False
             long_query = len(query.split()) > LONG_QUERY_WORDS
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
             wants_vectors = dense
-            cosines = self._guarded_dense(plain_text(dense_input), candidates) if dense else {}
+            depth = dense_depth(candidates, allowed, self._chunk_count, SCOPED_DENSE_MAX)
+            cosines = self._guarded_dense(plain_text(dense_input), depth) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
-            pool = set(lexical) | set(symbols) | {c for scores in cosines.values() for c in scores}
+            pasted = exact_chunk_evidence(self._connection, query, paths) if exact_weight else {}
+            if allowed is not None:
+                cosines, symbols, mentions = (
+                    {view: within(scores, allowed) for view, scores in cosines.items()},
+                    within(symbols, allowed), within(mentions, allowed))
+            pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
+            if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
+                pool |= {int(c) for c in allowed}
             if cosines:
                 try:
                     self._fill_dense(cosines, pool)
@@ -454,8 +490,9 @@ class Searcher:
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
             if weights is None:
-                weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
+                weights = {**(LONG_QUERY_WEIGHTS if long_query else WEIGHTS), "exact": exact_weight}
             components: dict[str, dict[int, float]] = {
+                "exact": pasted,
                 "bm25": max_normalise(lexical_all),
                 "name": self.name_coverage(tokens, pool),
                 "symbol": symbols,
@@ -488,11 +525,54 @@ class Searcher:
                 hit.score *= 1 + TYPE_DESCRIPTION_BONUS
                 if hit.symbol in subclasses:
                     hit.score *= 1 + SUBCLASS_BONUS
-            if (focus == "implementation" and hit.is_test) or (focus == "tests" and not hit.is_test):
-                hit.score *= TEST_DEMOTION
-            if focus == "implementation" and is_documentation(hit.path, hit.kind):
-                hit.score *= TEXT_DEMOTION
+            hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind))
         return collapse_duplicates(hits)[:limit], signal
+
+    # ----------------------------------------------------------------- filters, literal and regex search
+    def scope_filter(self, scope: Scope | None) -> tuple[list[str] | None, np.ndarray | None]:
+        """The paths and sorted chunk ids a scope keeps (``None, None``: everything).
+
+        Raises :class:`ScopeError` when the scope keeps no indexed file (a mistyped glob).
+        """
+        if scope is None or scope.is_everything:
+            return None, None
+        with self._lock:
+            kept = self._scopes.get(scope)
+            if kept is None:
+                paths = scope.allowed_paths(self._languages)
+                if not paths:
+                    raise ScopeError(f"no indexed file matches {scope.describe()}")
+                kept = (paths, chunk_ids_in(self._connection, paths))
+                if len(self._scopes) >= SCOPE_CACHE_SIZE:
+                    self._scopes.clear()
+                self._scopes[scope] = kept
+            return kept
+
+    def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
+             scope: Scope | None = None) -> GrepAnswer:
+        """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep`), the best ``limit`` kept.
+
+        Raises :class:`PatternError` for a pattern that can't be searched and :class:`ScopeError` for a
+        filter that keeps no file.
+        """
+        pattern = compile_pattern(text, mode)
+        self.refresh()
+        with self._lock:
+            paths, _ = self.scope_filter(scope)
+            store = TextStore(self._connection)
+            if not store.has_texts() and self._languages:
+                repo = self.index.repo
+                raise IndexMissing(f"the index of {repo} has no stored texts; run: grepgraph index --rebuild {repo}")
+            languages = self._languages
+
+            def priority(path: str) -> float:
+                language = languages.get(path, "")
+                return focus_factor(focus, is_test_path(path, language), is_documentation(path, language))
+
+            found = search_lines(store, pattern, paths, priority)
+            ranked = rank_lines(found.matches, priority)
+            results = results_for(self._connection, ranked[:limit])
+        return GrepAnswer(results, len(found.matches), found.complete, found.stopped)
 
     def _lift_types_by_members(self, hits: list[Hit], components: dict) -> list[Hit]:
         """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
@@ -573,10 +653,20 @@ class Searcher:
         return row[0] if row else ""
 
 
+def focus_factor(focus: str, is_test: bool, is_doc: bool) -> float:
+    """The score factor of a result under a focus: tests and docs demoted for implementation, the rest for tests."""
+    factor = 1.0
+    if (focus == "implementation" and is_test) or (focus == "tests" and not is_test):
+        factor *= TEST_DEMOTION
+    if focus == "implementation" and is_doc:
+        factor *= TEXT_DEMOTION
+    return factor
+
+
 def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
     """Open a searcher on ``repo``'s index."""
     return Searcher(CodeIndex(repo, index_dir))
 
 
-__all__ = ["Hit", "LexicalSignal", "Searcher", "closing_connection", "code_tokens", "is_code_like",
-           "mentioned_paths", "open_searcher"]
+__all__ = ["GrepAnswer", "Hit", "LexicalSignal", "PatternError", "Scope", "ScopeError", "Searcher",
+           "closing_connection", "code_tokens", "is_code_like", "mentioned_paths", "open_searcher"]
