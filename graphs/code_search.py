@@ -2,7 +2,8 @@ r"""The code-search graph: intent routing, selective LLM rewrite, fan-out retrie
 
 ::
 
-    START -> classify_intent -> lookup_symbol_graph -> END           (graph questions)
+    START -> classify_intent -> grep -> END                          (literal / regex mode)
+                             \\-> lookup_symbol_graph -> END           (graph questions)
                              \\-> should_rewrite -> [rewrite] -> decompose => retrieve (Send, one per
                                  query variant) -> merge -> should_rerank -> [rerank] -> adjust_focus -> END
 
@@ -28,8 +29,10 @@ from graphs.state import SearchInput, SearchOutput, SearchState
 from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
 
 
-def route_after_classify(state: SearchState) -> Literal["lookup_symbol_graph", "should_rewrite"]:
-    """Graph questions go to the symbol graph; everything else is searched."""
+def route_after_classify(state: SearchState) -> Literal["grep", "lookup_symbol_graph", "should_rewrite"]:
+    """Literal and regex queries are matched line by line; graph questions to the symbol graph; the rest is searched."""
+    if state.get("mode") in ("literal", "regex"):
+        return "grep"
     return "lookup_symbol_graph" if state.get("graph_question") else "should_rewrite"
 
 
@@ -49,15 +52,16 @@ def fan_out(state: SearchState) -> list[Send]:
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
     weights = state.get("query_weights") or {"original": ORIGINAL_QUERY_WEIGHT, "derived": DERIVED_QUERY_WEIGHT}
+    scope = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or [])}
     tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
-              "weight": weights["original"], "depth": depth}]
+              "weight": weights["original"], "depth": depth, **scope}]
     for number, part in enumerate(state.get("sub_queries") or [], start=1):
         tasks.append({"label": f"sub-query {number}", "query": part, "keywords": [], "dense_text": "",
-                      "weight": weights["derived"], "depth": depth})
+                      "weight": weights["derived"], "depth": depth, **scope})
     if state.get("rewrite_terms"):
         terms = " ".join(state["rewrite_terms"])
         tasks.append({"label": "rewrite", "query": terms, "keywords": [], "dense_text": terms,
-                      "weight": weights["derived"], "depth": depth})
+                      "weight": weights["derived"], "depth": depth, **scope})
     return [Send("retrieve", task) for task in tasks]
 
 
@@ -90,6 +94,7 @@ def build_graph(chat_model: Any | None = None, name: str = "code_search"):
     builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchOutput,
                          context_schema=Context)
     builder.add_node("classify_intent", nodes.classify_intent)
+    builder.add_node("grep", nodes.grep)
     builder.add_node("lookup_symbol_graph", nodes.lookup_symbol_graph)
     builder.add_node("should_rewrite", nodes.should_rewrite_node)
     builder.add_node("rewrite", _bound(nodes.rewrite, chat_model=chat_model))
@@ -102,6 +107,7 @@ def build_graph(chat_model: Any | None = None, name: str = "code_search"):
 
     builder.add_edge(START, "classify_intent")
     builder.add_conditional_edges("classify_intent", route_after_classify)
+    builder.add_edge("grep", END)
     builder.add_conditional_edges("lookup_symbol_graph", route_after_lookup)
     builder.add_conditional_edges("should_rewrite", route_after_should_rewrite)
     builder.add_edge("rewrite", "decompose")

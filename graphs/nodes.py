@@ -15,7 +15,9 @@ from langgraph.runtime import Runtime
 
 from prompts import render_prompt
 from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.grep import PatternError, compile_pattern
 from retrievers.languages import is_documentation
+from retrievers.scope import Scope, ScopeError
 from retrievers.symbols import SymbolGraph
 from retrievers.tokenize import tokenize_query
 
@@ -34,6 +36,9 @@ from .state import SearchState
 
 MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 100
+# Literal and regex searches list matching lines, of which a caller may want many more.
+MAX_MATCH_LIMIT = 1_000
+MODES = ("auto", "literal", "regex")
 # Candidates kept per retrieval: the rerank window (20) and room for focus demotion to reorder.
 CANDIDATE_DEPTH = 40
 CANDIDATE_TEXT_CHARS = 1500
@@ -70,6 +75,12 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
     query = state.get("query")
     if not isinstance(query, str):
         raise InvalidSearchInput("query must be a string")
+    mode = state.get("mode") or "auto"
+    if mode not in MODES:
+        raise InvalidSearchInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    scope = _scope_fields(state)
+    if mode != "auto":
+        return {**_validate_pattern(state, query, mode, limit_default), **scope}
     query = _printable(query)
     if not query.strip():
         raise InvalidSearchInput("query is empty")
@@ -97,7 +108,38 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
             if not isinstance(fields[name], list) or not all(isinstance(item, str) for item in fields[name]):
                 raise InvalidSearchInput(f"{name} must be a list of strings")
             extra[name] = [_printable(item) for item in fields[name]]
-    return {"query": query.strip(), "limit": limit, "focus": focus, **extra}
+    return {"query": query.strip(), "limit": limit, "focus": focus, "mode": mode, **scope, **extra}
+
+
+def _scope_fields(state: SearchState) -> dict:
+    """``paths`` and ``languages`` as validated lists (comma lists split), or :class:`InvalidSearchInput`."""
+    fields: dict[str, Any] = dict(state)
+    try:
+        scope = Scope.of(fields.get("paths"), fields.get("languages"))
+    except ScopeError as error:
+        raise InvalidSearchInput(str(error)) from None
+    return {"paths": list(scope.paths), "languages": list(scope.languages)}
+
+
+def _validate_pattern(state: SearchState, pattern: str, mode: str, limit_default: int) -> dict:
+    """Checks for a literal or regex query: the pattern is kept as given (whitespace and all)."""
+    try:
+        compile_pattern(pattern.encode("utf-8", "replace").decode("utf-8"), mode)
+    except PatternError as error:
+        raise InvalidSearchInput(str(error)) from None
+    limit = state.get("limit", limit_default)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_MATCH_LIMIT:
+        raise InvalidSearchInput(f"limit must be an integer from 1 to {MAX_MATCH_LIMIT}, got {limit!r}")
+    focus = state.get("focus") or "implementation"
+    if focus not in FOCUS_VALUES:
+        raise InvalidSearchInput(f"focus must be one of {', '.join(FOCUS_VALUES)}, got {focus!r}")
+    return {"query": pattern.encode("utf-8", "replace").decode("utf-8"), "limit": limit, "focus": focus,
+            "mode": mode}
+
+
+def scope_of(state: SearchState | dict) -> Scope:
+    """The (already validated) path and language filters of the input."""
+    return Scope(tuple(state.get("paths") or ()), tuple(state.get("languages") or ()))
 
 
 # --------------------------------------------------------------------------- nodes
@@ -106,10 +148,40 @@ def classify_intent(state: SearchState, runtime: Runtime[Context]) -> dict:
     started = time.perf_counter()
     context = settings(runtime)
     update = validate_input(state, context.limit)
+    _check_scope_matches(context, update)
+    if update["mode"] != "auto":
+        return {**update, "graph_question": None,
+                "trace": _trace("classify_intent", started, decision=f"{update['mode']} search", focus=update["focus"])}
     question = classify_graph_question(update["query"])
     decision = f"graph question: {question.relation} of {question.symbol}" if question else "text search"
     return {**update, "graph_question": question.__dict__ if question else None, "rewrite_attempts": 0,
             "trace": _trace("classify_intent", started, decision=decision, focus=update["focus"])}
+
+
+def _check_scope_matches(context: Context, update: dict) -> None:
+    """A filter that keeps no indexed file is a mistake worth one clear line, not an empty answer."""
+    scope = scope_of(update)
+    if not scope.is_everything:
+        try:
+            get_searcher(context).scope_filter(scope)
+        except ScopeError as error:
+            raise InvalidSearchInput(str(error)) from None
+
+
+def grep(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Every line matching a literal or regex, ranked: in-focus files, then definitions of the text, first."""
+    started = time.perf_counter()
+    context = settings(runtime)
+    searcher = get_searcher(context)
+    try:
+        answer = searcher.grep(state["query"], state["mode"], state["limit"], focus=state.get("focus", "all"),
+                               scope=scope_of(state))
+    except (PatternError, ScopeError) as error:
+        raise InvalidSearchInput(str(error)) from None
+    note = {"stopped": answer.stopped} if answer.stopped else {}
+    return {"results": answer.results, "total_matches": answer.total,
+            "trace": _trace("grep", started, decision=f"{state['mode']} search", matches=answer.total,
+                            results=len(answer.results), **note)}
 
 
 def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
@@ -246,7 +318,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     searcher = get_searcher(context)
     hits, signal = searcher.search(task["query"], task["depth"], keywords=task["keywords"],
-                                   dense_text=task["dense_text"] or None, focus="all")
+                                   dense_text=task["dense_text"] or None, focus="all", scope=scope_of(task))
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
              "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]

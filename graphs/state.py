@@ -12,12 +12,21 @@ from typing import Annotated, Literal
 from typing_extensions import NotRequired, Required, TypedDict
 
 Focus = Literal["implementation", "tests", "all"]
+# auto: ranked search (hybrid, graph questions, exact-line evidence); literal / regex: every matching line.
+Mode = Literal["auto", "literal", "regex"]
 
 
 class SearchInput(TypedDict, total=False):
-    """What a caller sends. Only ``query`` is required."""
+    """What a caller sends. Only ``query`` is required.
+
+    ``mode`` ``literal`` or ``regex`` makes ``query`` a pattern matched line by line; ``paths``
+    (gitignore-style globs) and ``languages`` keep only the files they match, in every mode.
+    """
 
     query: Required[str]
+    mode: Mode
+    paths: list[str]
+    languages: list[str]
     limit: int
     intent: str
     focus: Focus
@@ -33,6 +42,7 @@ class SearchOutput(TypedDict):
 
     results: list[dict]
     trace: list[dict]
+    total_matches: NotRequired[int]
 
 
 class RetrievalTask(TypedDict):
@@ -44,6 +54,8 @@ class RetrievalTask(TypedDict):
     dense_text: str
     weight: float
     depth: int
+    paths: list[str]
+    languages: list[str]
 
 
 def merge_candidate_lists(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
@@ -68,4 +80,5 @@ class SearchState(SearchInput, total=False):
     fused: list[dict]
     rerank_decision: bool
     results: list[dict]
+    total_matches: int
     trace: Annotated[list[dict], operator.add]

@@ -102,11 +102,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     from graphs.nodes import InvalidSearchInput
     from retrievers.index import CodeIndex
 
-    if not args.query.strip():
-        raise CLIError("query is empty")
+    request = _search_request(args)
     repo = _repo_path(args.repo)
     CodeIndex(repo, args.index_dir).require()
-    request: dict = {"query": args.query, "limit": args.limit}
     for name in ("focus", "intent"):
         if getattr(args, name):
             request[name] = getattr(args, name)
@@ -129,10 +127,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     for note in dict.fromkeys(entry["vectors"] for entry in out["trace"] if entry.get("vectors")):
         print(f"grepgraph: warning: {note}", file=sys.stderr)
     if args.json:
-        payload = {"query": args.query, "results": out["results"]}
+        payload = {"query": request["query"], "results": out["results"]}
+        if "total_matches" in out:
+            payload["total_matches"] = out["total_matches"]
         if args.explain:
             payload["trace"] = out["trace"]
         print(json.dumps(payload, indent=2))
+        return 0
+    if "total_matches" in out:
+        _print_matches(out)
+        if args.explain:
+            _print_trace(out["trace"], elapsed)
         return 0
     if not out["results"]:
         print("no results")
@@ -143,6 +148,34 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.explain:
         _print_trace(out["trace"], elapsed)
     return 0
+
+
+def _search_request(args: argparse.Namespace) -> dict:
+    """The graph input for ``search``: a query, or a ``--literal`` / ``--regex`` pattern, and the filters."""
+    patterns = [(mode, value) for mode, value in (("literal", args.literal), ("regex", args.regex))
+                if value is not None]
+    if len(patterns) + (args.query is not None) != 1:
+        raise CLIError("give one of: a query, --literal TEXT or --regex PATTERN")
+    mode, query = patterns[0] if patterns else ("auto", args.query)
+    if mode == "auto" and not query.strip():
+        raise CLIError("query is empty")
+    request: dict = {"query": query, "limit": args.limit, "mode": mode}
+    if args.path:
+        request["paths"] = args.path
+    if args.lang:
+        request["languages"] = args.lang
+    return request
+
+
+def _print_matches(out: dict) -> None:
+    """Literal / regex results: ``path:line  symbol [kind]`` and the line, after the count."""
+    results, total = out["results"], out["total_matches"]
+    stopped = next((entry["stopped"] for entry in out["trace"] if entry.get("stopped")), "")
+    shown = f"{total:,}+ matching lines ({stopped})" if stopped else f"{total:,} matching line{'s' * (total != 1)}"
+    print(f"{shown}, showing {len(results)}" if results else "no matches")
+    for result in results:
+        print(f"{result['path']}:{result['line']}  {result['symbol']}  [{result['kind']}]")
+        print(f"      {result['snippet'].strip()[:140]}")
 
 
 def _result_heading(result: dict) -> str:
@@ -240,12 +273,20 @@ def build_parser() -> argparse.ArgumentParser:
     index.set_defaults(handler=cmd_index)
 
     search = commands.add_parser("search", help="search an indexed repository")
-    search.add_argument("query")
+    search.add_argument("query", nargs="?", help="what to find (or use --literal / --regex)")
+    search.add_argument("--literal", metavar="TEXT", help="every line containing TEXT exactly (case-sensitive)")
+    search.add_argument("--regex", metavar="PATTERN", help="every line matching an RE2 regex (^ and $ match at lines)")
+    search.add_argument("--path", action="append", metavar="GLOB",
+                        help="only files matching a gitignore-style glob, e.g. 'src/**' or '*.go' (repeatable, or a"
+                        " comma list)")
+    search.add_argument("--lang", action="append", metavar="LANGUAGE",
+                        help="only files in this language: python, javascript, typescript, go, rust, java, text"
+                        " (repeatable, or a comma list)")
     search.add_argument("--repo", help="repository root (default: $GREPGRAPH_REPO or current directory)")
     search.add_argument("--index-dir")
     search.add_argument("--chroma-url", help="Chroma server with the vectors (default: $GREPGRAPH_CHROMA_URL, else"
                         " the one the index was built with)")
-    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--limit", type=int, default=10, help="results to show (literal/regex: up to 1000)")
     search.add_argument("--focus", choices=["implementation", "tests", "all"])
     search.add_argument("--intent", help="background that steers an ambiguous query")
     search.add_argument("--rewrite", choices=["force", "forbid"])

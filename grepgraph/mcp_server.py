@@ -31,7 +31,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from graphs.code_search import graph
 from graphs.context import resolve_context
-from graphs.nodes import MAX_LIMIT, InvalidSearchInput
+from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInput
 from graphs.resources import get_searcher
 from retrievers import __version__
 from retrievers.index import CodeIndex, IndexError_
@@ -74,12 +74,13 @@ class CodeHit(TypedDict):
 
 
 class SearchCodeResult(TypedDict):
-    """What ``search_code`` returns."""
+    """What ``search_code`` returns (``total_matches``: matching lines, literal and regex mode only)."""
 
     repo: str
     query: str
-    answered_by: Literal["hybrid search", "symbol graph"]
+    answered_by: Literal["hybrid search", "symbol graph", "line match"]
     results: list[CodeHit]
+    total_matches: NotRequired[int]
 
 
 class Definition(TypedDict):
@@ -296,9 +297,13 @@ def create_server(repos: list[str]) -> MCPServer:
         "symbol-name and file-mention boosts, tests demoted unless asked for, and an optional local-LLM "
         "query rewrite and rerank when the query is vague. Graph questions phrased in words (`who calls X`, "
         "`subclasses of Y`, `what imports Z`) are answered from the symbol graph (answered_by = "
-        "'symbol graph'). Use this first when you don't know where something lives; when you already know "
-        "the exact symbol name, lookup_symbol / get_callers / get_callees / get_class_hierarchy are exact "
-        "and faster. " + repos_note
+        "'symbol graph'). A line or message pasted from the code ranks the definition containing it first. "
+        "mode `literal` / `regex` (RE2 syntax) returns every matching line instead, like grep but ranked: "
+        "each result has `line` and its enclosing symbol, definitions of the text before uses, and "
+        "`total_matches` counts the lines. `paths` (globs such as `src/**`) and `languages` restrict any "
+        "mode to part of the repository. Use this first when you don't know where something lives; when you "
+        "already know the exact symbol name, lookup_symbol / get_callers / get_callees / "
+        "get_class_hierarchy are exact and faster. " + repos_note
     ))
     def search_code(
         query: Annotated[str, Field(description="What to find: a question (`how are edges inserted into the "
@@ -308,22 +313,33 @@ def create_server(repos: list[str]) -> MCPServer:
         focus: Annotated[Literal["implementation", "tests", "all"] | None, Field(
             description="`implementation` demotes test files, `tests` demotes everything else, `all` neither. "
                         "Default: `all` if the query mentions tests, else `implementation`.")] = None,
-        limit: Annotated[int, Field(description=f"How many results to return (1-{MAX_LIMIT}).",
-                                    json_schema_extra={"minimum": 1, "maximum": MAX_LIMIT})] = 10,
+        limit: Annotated[int, Field(description=f"How many results to return (1-{MAX_LIMIT}; literal and regex "
+                                                f"mode: 1-{MAX_MATCH_LIMIT}).",
+                                    json_schema_extra={"minimum": 1, "maximum": MAX_MATCH_LIMIT})] = 10,
         rewrite: Annotated[bool | None, Field(description="Force (true) or forbid (false) the local-LLM query "
                                                           "rewrite. Default: decided per query.")] = None,
         rerank: Annotated[bool | None, Field(description="Force (true) or forbid (false) the local-LLM "
                                                          "rerank. Default: decided per query.")] = None,
+        mode: Annotated[Literal["auto", "literal", "regex"], Field(
+            description="`auto` (default): ranked search. `literal`: every line containing `query` exactly "
+                        "(case-sensitive). `regex`: every line matching `query` as an RE2 regex.")] = "auto",
+        paths: Annotated[list[str] | None, Field(
+            description="Only files matching these gitignore-style globs, e.g. [\"src/**\", \"*.go\"].")] = None,
+        languages: Annotated[list[str] | None, Field(
+            description="Only files in these languages: python, javascript, typescript, go, rust, java, "
+                        "text.")] = None,
         repo: Repo = None,
     ) -> SearchCodeResult:
         target = choose_repo(served, repo)
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query is empty: pass a question, a symbol name or an error message to search for")
-        if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-            raise ToolError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        most = MAX_LIMIT if mode == "auto" else MAX_MATCH_LIMIT
+        if isinstance(limit, bool) or not 1 <= limit <= most:
+            raise ToolError(f"limit must be an integer from 1 to {most}, got {limit!r}")
         _searcher(target)  # a missing index is reported before the graph runs
-        request: dict[str, Any] = {"query": query, "limit": limit}
-        for key, value in (("intent", intent), ("focus", focus), ("rewrite", rewrite), ("rerank", rerank)):
+        request: dict[str, Any] = {"query": query, "limit": limit, "mode": mode}
+        for key, value in (("intent", intent), ("focus", focus), ("rewrite", rewrite), ("rerank", rerank),
+                           ("paths", paths), ("languages", languages)):
             if value is not None and value != "":
                 request[key] = value
         try:
@@ -333,6 +349,9 @@ def create_server(repos: list[str]) -> MCPServer:
         except IndexError_ as error:
             raise ToolError(str(error)) from None
         results = out.get("results") or []
+        if "total_matches" in out:
+            return {"repo": target.name, "query": query, "answered_by": "line match", "results": results,
+                    "total_matches": out["total_matches"]}
         by_graph = any(entry.get("node") == "lookup_symbol_graph" and entry.get("decision") != "fall through to search"
                        for entry in out.get("trace") or [])
         return {"repo": target.name, "query": query, "answered_by": "symbol graph" if by_graph else "hybrid search",

@@ -46,10 +46,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langserve import add_routes
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from graphs.nodes import MAX_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
+from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, scope_of, validate_input
 from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
+from retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -161,8 +162,18 @@ def search_request_model(catalog: RepoCatalog) -> type[BaseModel]:
         model_config = ConfigDict(extra="forbid")
 
         query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
-                           description="What to look for: a symbol, a phrase, a question or an issue report.")
-        limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="How many results to return.")
+                           description="What to look for: a symbol, a phrase, a question or an issue report; "
+                                       "with mode literal or regex, the text or RE2 pattern to match line by line.")
+        mode: Literal["auto", "literal", "regex"] = Field(
+            "auto", description="auto: ranked search; literal / regex: every matching line with its enclosing "
+                                "definition, ranked (definitions before uses), with total_matches.")
+        paths: list[str] | None = Field(None, max_length=MAX_GLOBS, description=(
+            "Only files matching these gitignore-style globs (`src/**`, `*.go`)."))
+        languages: list[str] | None = Field(None, max_length=MAX_GLOBS, description=(
+            "Only files in these languages (python, javascript, typescript, go, rust, java, text)."))
+        limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_MATCH_LIMIT,
+                           description=f"How many results to return (at most {MAX_LIMIT} in auto mode, "
+                                       f"{MAX_MATCH_LIMIT} for literal and regex).")
         focus: Literal["implementation", "tests", "all"] | None = Field(
             None, description="Prefer implementation or test files (default: guessed from the query).")
         intent: str | None = Field(None, max_length=4000, description="Background that steers an ambiguous query.")
@@ -192,6 +203,19 @@ def search_request_model(catalog: RepoCatalog) -> type[BaseModel]:
                 raise ValueError(f"each term may have at most {MAX_TERM_CHARS} characters")
             return value
 
+        @field_validator("paths", "languages")
+        @classmethod
+        def _short_filters(cls, value: list[str] | None) -> list[str] | None:
+            if value and any(len(item) > MAX_GLOB_CHARS for item in value):
+                raise ValueError(f"each filter may have at most {MAX_GLOB_CHARS} characters")
+            return value
+
+        @model_validator(mode="after")
+        def _limit_for_mode(self) -> SearchRequest:
+            if self.mode == "auto" and self.limit > MAX_LIMIT:
+                raise ValueError(f"limit must be at most {MAX_LIMIT} in auto mode")
+            return self
+
         @field_validator("repo")
         @classmethod
         def _served_repo(cls, value: str | None) -> str | None:
@@ -216,10 +240,11 @@ class SearchResult(BaseModel):
 
 
 class SearchResponse(BaseModel):
-    """Ranked results and the graph's trace of decisions."""
+    """Ranked results and the graph's trace of decisions (literal and regex mode: and how many lines matched)."""
 
     results: list[SearchResult]
     trace: list[dict[str, Any]]
+    total_matches: int | None = None
 
 
 # --------------------------------------------------------------------------- the runnable
@@ -247,8 +272,10 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
             raise InvalidSearchInput("input must be an object with a query")
         request = {key: value for key, value in request.items() if value is not None}
         served = catalog.lookup(request.pop("repo", None))
-        validate_input(request, DEFAULT_LIMIT)
+        scope = scope_of(validate_input(request, DEFAULT_LIMIT))
         context = {**server_settings, "repo": str(served.path), "index_dir": str(served.index_dir)}
+        if not scope.is_everything:
+            _check_scope(scope, context)  # a glob that matches nothing is a 422 before any stream starts
         return request, context
 
     def search(request: Any, config: RunnableConfig) -> dict:
@@ -270,6 +297,18 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
             raise SearchTimedOut(f"search took longer than {timeout_s:g}s and was stopped") from None
 
     return RunnableLambda(search, afunc=asearch, name="code_search")
+
+
+def _check_scope(scope: Any, context: dict) -> None:
+    """Raise :class:`InvalidSearchInput` when the filters keep no indexed file of the repository."""
+    from graphs.context import resolve_context
+    from graphs.resources import get_searcher
+    from retrievers.scope import ScopeError
+
+    try:
+        get_searcher(resolve_context(context)).scope_filter(scope)
+    except ScopeError as error:
+        raise InvalidSearchInput(str(error)) from None
 
 
 # --------------------------------------------------------------------------- the app
