@@ -61,7 +61,10 @@ def line_pieces(text: str) -> list[str]:
 
 def segments_of(numbered: Iterable[tuple[int, str]]) -> list[Segment]:
     """Numbered lines as segments, long lines cut into pieces."""
-    return [(number, piece) for number, text in numbered for piece in line_pieces(text)]
+    segments = list(numbered)
+    if all(len(text) <= LONG_LINE_CHARS for _, text in segments):  # the common case, kept cheap
+        return segments
+    return [(number, piece) for number, text in segments for piece in line_pieces(text)]
 
 
 def windows(segments: Sequence[Segment], max_lines: int = MAX_CHUNK_LINES,
@@ -73,6 +76,8 @@ def windows(segments: Sequence[Segment], max_lines: int = MAX_CHUNK_LINES,
     one ended, unless that would make no progress. Input that fits in one window comes
     back as one window, unchanged.
     """
+    if len(segments) <= max_lines and sum(len(text) + 1 for _, text in segments) <= max_chars:
+        return [list(segments)] if segments else []
     overlap = min(overlap, max_lines - 1)
     result: list[list[Segment]] = []
     start = 0
