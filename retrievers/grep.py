@@ -32,13 +32,16 @@ from .textstore import TextStore
 
 MODES = ("literal", "regex")
 MAX_PATTERN_CHARS = 10_000
-MAX_MATCHED_LINES = 10_000
+MAX_MATCHED_LINES = 2_000
 TIME_BUDGET_S = 5.0
 SNIPPET_CHARS = 300
 DEFINITION_SCORE = 1.0
 USE_SCORE = 0.6  # above an out-of-focus definition (0.5 x 1.0): focus decides first
 SQL_BATCH = 500
 LINE_MODE = "(?m)"  # ``^`` and ``$`` match at every line, as in grep
+# Jumping to a regex's literal (bytes.find, then the regex on that line) beats scanning with the regex
+# while the literal occurs less than once per this many bytes.
+SPARSE_ANCHOR_BYTES = 4_000
 
 MODIFIERS = (r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
              r"async|unsafe|extern|override|readonly|declare|sealed|synchronized|native|const|open|inline)\s+)")
@@ -67,6 +70,7 @@ class Pattern:
     literals: tuple[str, ...]
     needle: bytes = b""
     regex: object = None
+    anchor: bytes = b""  # a regex's longest required literal: memchr-speed jumps to the lines that may match
 
     def find(self, data: bytes, position: int) -> tuple[int, int] | None:
         """``(start, end)`` of the first match at or after ``position``, or ``None``."""
@@ -100,19 +104,25 @@ def compile_pattern(text: str, mode: str) -> Pattern:
         raise PatternError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     text = _check_text(text, "regex")
     try:
-        compiled = re2.compile(LINE_MODE + text, quiet_options())
+        compiled = re2.compile(LINE_MODE + text, quiet_options(within_lines=True))
     except re2.error as error:
         detail = _error_text(error).replace(": " + LINE_MODE, ": ", 1)
         hint = (" (lookarounds and backreferences are not supported: matching runs in linear time)"
                 if re.search(r"\(\?<?[=!]|\\[1-9]", text) else "")
         raise PatternError(f"invalid regex {text[:80]!r}: {detail}{hint}") from None
-    return Pattern("regex", text, tuple(required_literals(text)), regex=compiled)
+    literals = tuple(required_literals(text))
+    anchor = max(literals, key=len).encode("utf-8") if literals else b""
+    return Pattern("regex", text, literals, regex=compiled, anchor=anchor)
 
 
-def quiet_options() -> re2.Options:
-    """RE2's default options, minus its logging of every syntax error to stderr (the error is raised anyway)."""
+def quiet_options(within_lines: bool = False) -> re2.Options:
+    """RE2's options without its logging of syntax errors to stderr (they are raised anyway).
+
+    ``within_lines``: a match never spans a newline (whitespace classes stop at line ends), as in grep.
+    """
     options = re2.Options()
     options.log_errors = False
+    options.never_nl = within_lines
     return options
 
 
@@ -196,9 +206,32 @@ class LineSearch:
 
 
 def lines_in(data: bytes, pattern: Pattern) -> Iterator[tuple[int, int, int, int, int]]:
-    """``(line number, line start, line end, match start, match end)`` of each matching line, in order."""
+    """``(line number, line start, line end, match start, match end)`` of each matching line, in order.
+
+    A regex with a required literal first jumps from one occurrence of the literal to the next
+    (``bytes.find``, what ripgrep does with SIMD) and matches only those lines: every match holds
+    the literal and stays within a line. Where the literal turns out to be common (more than one
+    per ``SPARSE_ANCHOR_BYTES`` of the file), the rest of the file is scanned by the regex itself.
+    """
     line, counted_to, position = 1, 0, 0
     size = len(data)
+    if pattern.anchor:
+        jumps_left = size // SPARSE_ANCHOR_BYTES + 1
+        while jumps_left:
+            jumps_left -= 1
+            hit = data.find(pattern.anchor, position)
+            if hit < 0:
+                return
+            line_start = data.rfind(b"\n", 0, hit) + 1
+            line_end = data.find(b"\n", hit)
+            line_end = size if line_end < 0 else line_end
+            match = pattern.regex.search(data, line_start, line_end)  # type: ignore[attr-defined]
+            if match is not None:
+                start, end = match.span()
+                line += data.count(b"\n", counted_to, start)
+                counted_to = start
+                yield line, line_start, line_end, start, end
+            position = line_end + 1
     while position <= size:
         found = pattern.find(data, position)
         if found is None:
@@ -307,13 +340,16 @@ def innermost(spans: list[ChunkSpan], line: int) -> ChunkSpan | None:
 
 
 def nearest(spans: list[ChunkSpan], line: int) -> ChunkSpan | None:
-    """For a line no chunk contains: the file's module chunk, else the closest chunk before (or after) it."""
+    """For a line no chunk contains: the file's module chunk, else the definition that ends closest before it.
+
+    Without either (a line above every definition), the file's first chunk.
+    """
     module = next((span for span in spans if span.kind == "module"), None)
     if module is not None:
         return module
     before = [span for span in spans if span.start_line <= line]
     if before:
-        return max(before, key=lambda s: (s.start_line, -(s.end_line - s.start_line)))
+        return max(before, key=lambda s: (s.end_line, -s.start_line))
     return min(spans, key=lambda s: s.start_line, default=None)
 
 
@@ -402,12 +438,12 @@ def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> l
     return found
 
 
-def exact_chunk_evidence(connection: sqlite3.Connection, query: str, paths: list[str] | None) -> dict[int, float]:
+def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
     """Chunk ids holding a part of ``query`` verbatim: the innermost definition around each occurrence.
 
     A line no chunk covers counts for the file's module chunk, else the nearest definition.
     """
-    store = TextStore(connection)
+    connection = store.connection
     evidence: dict[int, float] = {}
     for phrase in exact_phrases(query):
         locations = exact_locations(store, phrase, paths)

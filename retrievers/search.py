@@ -34,7 +34,7 @@ from .index import CodeIndex, IndexMissing, closing_connection, load_segments, v
 from .languages import is_documentation, is_test_path
 from .query_shape import TYPE_KINDS, described_kind, head_phrase
 from .scope import Scope, ScopeError, chunk_ids_in, dense_depth, within
-from .textstore import TextStore
+from .textstore import TextCache, TextStore
 from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query
 
 LEXICAL_CANDIDATES = 100
@@ -238,6 +238,8 @@ class Searcher:
             self._languages = dict(self._connection.execute("SELECT path, language FROM files"))
             self._paths = list(self._languages)
             self._scopes: dict[Scope, tuple[list[str], np.ndarray]] = {}
+            self._text_cache = TextCache()
+            self._kinds: dict[str, tuple[bool, bool]] | None = None
 
     def refresh(self) -> None:
         """Pick up a newer committed index, if one was written since loading."""
@@ -471,7 +473,8 @@ class Searcher:
             cosines = self._guarded_dense(plain_text(dense_input), depth) if dense else {}
             symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
             mentions = self.mention_matches(query)
-            pasted = exact_chunk_evidence(self._connection, query, paths) if exact_weight else {}
+            store = TextStore(self._connection, self._text_cache)
+            pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
             if allowed is not None:
                 cosines, symbols, mentions = (
                     {view: within(scores, allowed) for view, scores in cosines.items()},
@@ -548,6 +551,13 @@ class Searcher:
                 self._scopes[scope] = kept
             return kept
 
+    def _file_kinds(self) -> dict[str, tuple[bool, bool]]:
+        """``{path: (is test, is documentation)}`` of every indexed file, computed once per index generation."""
+        if self._kinds is None:
+            self._kinds = {path: (is_test_path(path, language), is_documentation(path, language))
+                           for path, language in self._languages.items()}
+        return self._kinds
+
     def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
              scope: Scope | None = None) -> GrepAnswer:
         """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep`), the best ``limit`` kept.
@@ -559,15 +569,14 @@ class Searcher:
         self.refresh()
         with self._lock:
             paths, _ = self.scope_filter(scope)
-            store = TextStore(self._connection)
+            store = TextStore(self._connection, self._text_cache)
             if not store.has_texts() and self._languages:
                 repo = self.index.repo
                 raise IndexMissing(f"the index of {repo} has no stored texts; run: grepgraph index --rebuild {repo}")
-            languages = self._languages
+            kinds = self._file_kinds()
 
             def priority(path: str) -> float:
-                language = languages.get(path, "")
-                return focus_factor(focus, is_test_path(path, language), is_documentation(path, language))
+                return focus_factor(focus, *kinds.get(path, (False, False)))
 
             found = search_lines(store, pattern, paths, priority)
             ranked = rank_lines(found.matches, priority)

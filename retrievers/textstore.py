@@ -30,6 +30,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS texts_fts USING fts5(
     text, content='', tokenize='trigram case_sensitive 1', detail='none');
 """
 TRIGRAM = 3
+# A search that needs more texts than this reads them all once into memory (if they fit the budget)
+# and keeps them until the index changes: SQLite reads cost 20-70 ms for the 32 MB standard library.
+CACHE_AFTER_TEXTS = 200
+CACHE_MAX_BYTES = 256_000_000
 # A long literal has hundreds of trigrams; a spread-out sample of them narrows the candidates as well.
 MAX_QUERY_TRIGRAMS = 32
 SQL_BATCH = 500
@@ -88,12 +92,32 @@ def fts_query(grams: Sequence[str]) -> str:
     return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
+class TextCache:
+    """Every stored text in memory, ``{id: (path, data)}``, loaded on first need; one per index generation."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, tuple[str, bytes]] | None = None
+        self.too_big = False
+
+    def load(self, connection: sqlite3.Connection) -> dict[int, tuple[str, bytes]] | None:
+        """The texts (``None`` when they exceed ``CACHE_MAX_BYTES``: callers read SQLite instead)."""
+        if self.texts is None and not self.too_big:
+            total = connection.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM texts").fetchone()[0]
+            if total > CACHE_MAX_BYTES:
+                self.too_big = True
+            else:
+                self.texts = {row_id: (path, data) for row_id, path, data in connection.execute(
+                    "SELECT id, path, data FROM texts ORDER BY id")}
+        return self.texts
+
+
 class TextStore:
     """Read access to the stored texts over an open connection (the caller serialises its use)."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        """Wrap ``connection``, an index database with the text tables."""
+    def __init__(self, connection: sqlite3.Connection, cache: TextCache | None = None) -> None:
+        """Wrap ``connection``, an index database with the text tables (``cache``: keep texts in memory)."""
         self.connection = connection
+        self.cache = cache
 
     def candidate_ids(self, literals: Sequence[str]) -> list[int] | None:
         """Ids of the texts that contain every trigram of ``literals``; ``None``: no trigram to narrow by."""
@@ -107,6 +131,13 @@ class TextStore:
                    paths: Sequence[str] | None = None) -> Iterator[tuple[str, bytes]]:
         """``(path, data)`` of the given ids (all texts when ``None``), optionally only among ``paths``."""
         wanted = set(paths) if paths is not None else None
+        cached = self._cached(ids)
+        if cached is not None:
+            for row_id in sorted(cached) if ids is None else ids:
+                path, data = cached[row_id]
+                if wanted is None or path in wanted:
+                    yield path, data
+            return
         if ids is None:
             rows: Iterable[tuple[str, bytes]] = self.connection.execute("SELECT path, data FROM texts ORDER BY id")
             for path, data in rows:
@@ -120,6 +151,14 @@ class TextStore:
                     f"SELECT path, data FROM texts WHERE id IN ({marks}) ORDER BY id", batch):  # noqa: S608
                 if wanted is None or path in wanted:
                     yield path, data
+
+    def _cached(self, ids: Sequence[int] | None) -> dict[int, tuple[str, bytes]] | None:
+        """The in-memory texts, loading them when this read is large enough to pay for it."""
+        if self.cache is None:
+            return None
+        if self.cache.texts is None and (ids is None or len(ids) > CACHE_AFTER_TEXTS):
+            self.cache.load(self.connection)
+        return self.cache.texts
 
     def has_texts(self) -> bool:
         """Whether any text is stored (an index built before the store existed has none)."""

@@ -97,6 +97,13 @@ CALLS: dict[str, tuple[str, dict]] = {
     "unindexed_status": ("index_status", {"repo": "not_indexed"}),
     "unindexed_callers": ("get_callers", {"name": "parse_file", "repo": "not_indexed"}),
     "after_errors": ("lookup_symbol", {"name": "GraphStore"}),
+    "literal": ("search_code", {"query": "store_parse_result", "mode": "literal", "limit": 200}),
+    "regex_in_go": ("search_code", {"query": r"func \w+\(", "mode": "regex", "languages": ["go"]}),
+    "scoped_search": ("search_code", {"query": "search", "paths": ["cmd/**"]}),
+    "bad_regex": ("search_code", {"query": "(unclosed", "mode": "regex"}),
+    "unknown_language": ("search_code", {"query": "x", "languages": ["cobol"]}),
+    "glob_matches_nothing": ("search_code", {"query": "x", "mode": "literal", "paths": ["nowhere/**"]}),
+    "nul_literal": ("search_code", {"query": "a\x00b", "mode": "literal"}),
 }
 
 
@@ -141,9 +148,11 @@ def test_lists_six_described_tools_with_precise_schemas(stdio_session, repos):
         assert tool.annotations.read_only_hint is True
     search = tools["search_code"].input_schema
     assert search["required"] == ["query"]
-    assert set(search["properties"]) == {"query", "intent", "focus", "limit", "rewrite", "rerank", "repo"}
+    assert set(search["properties"]) == {"query", "intent", "focus", "limit", "rewrite", "rerank", "repo", "mode",
+                                         "paths", "languages"}
     assert search["properties"]["limit"]["type"] == "integer"
-    assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (1, 100)
+    assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (1, 1000)
+    assert search["properties"]["mode"]["enum"] == ["auto", "literal", "regex"]
     focus = next(option for option in search["properties"]["focus"]["anyOf"] if option.get("enum"))
     assert focus["enum"] == ["implementation", "tests", "all"]
     for name in ("lookup_symbol", "get_callers", "get_callees", "get_class_hierarchy"):
@@ -222,6 +231,31 @@ def test_index_status_reports_counts(stdio_session, repos):
     assert status["vectors_pending"] == {"card": 0, "code": 0}
     assert status["served_repos"] == [str(repos["indexed"].resolve()), str(repos["unindexed"].resolve())]
     assert payload(stdio_session["calls"]["status_by_name"]) == status
+
+
+def test_literal_mode_lists_every_line_with_its_enclosing_definition(stdio_session):
+    result = payload(stdio_session["calls"]["literal"])
+    assert result["answered_by"] == "line match"
+    hits = result["results"]
+    assert result["total_matches"] == len(hits) >= 5
+    assert (hits[0]["path"], hits[0]["symbol"], hits[0]["kind"]) == (
+        "graphstore/store.py", "GraphStore.store_parse_result", "method")  # the definition before its uses
+    assert all("store_parse_result" in hit["snippet"] and hit["start_line"] <= hit["line"] <= hit["end_line"]
+               for hit in hits)
+
+
+def test_regex_mode_and_filters_keep_to_the_files_asked_for(stdio_session):
+    hits = payload(stdio_session["calls"]["regex_in_go"])["results"]
+    assert hits and {hit["path"] for hit in hits} == {"cmd/server/main.go"}
+    scoped = payload(stdio_session["calls"]["scoped_search"])["results"]
+    assert scoped and {hit["path"] for hit in scoped} == {"cmd/server/main.go"}
+
+
+def test_bad_patterns_and_filters_are_one_line_tool_errors(stdio_session):
+    assert "invalid regex '(unclosed': missing )" in error(stdio_session["calls"]["bad_regex"])
+    assert "unknown language 'cobol'" in error(stdio_session["calls"]["unknown_language"])
+    assert "no indexed file matches --path 'nowhere/**'" in error(stdio_session["calls"]["glob_matches_nothing"])
+    assert "the literal contains a NUL byte" in error(stdio_session["calls"]["nul_literal"])
 
 
 # --------------------------------------------------------------------------- errors

@@ -263,3 +263,44 @@ def test_run_binds_loopback_by_default_and_warns_otherwise(served, monkeypatch, 
     assert "warning" not in err and "sample_repo" in err and "ready" in err
     assert grepgraph.serve.run(argparse.Namespace(host="0.0.0.0", port=8123, repo=[str(served["repo"])])) == 0
     assert "warning: serving on 0.0.0.0, not loopback" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- literal / regex mode and filters
+
+
+def test_literal_mode_returns_every_matching_line_and_the_count(served):
+    response = invoke_status(served, {"query": "store_parse_result", "mode": "literal", "limit": 500})
+    assert response.status_code == 200
+    output = response.json()["output"]
+    assert output["total_matches"] == len(output["results"]) >= 5
+    first = output["results"][0]
+    assert (first["path"], first["symbol"], first["line"]) == ("graphstore/store.py", "GraphStore.store_parse_result",
+                                                               first["start_line"])
+
+
+def test_filters_apply_to_ordinary_search(served):
+    response = invoke_status(served, {"query": "search handler", "languages": ["go"], "limit": 3})
+    assert response.status_code == 200
+    assert {hit["path"] for hit in response.json()["output"]["results"]} == {"cmd/server/main.go"}
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ({"query": "(unclosed", "mode": "regex"}, "invalid regex"),
+    ({"query": "(?<=x)y", "mode": "regex"}, "lookarounds and backreferences are not supported"),
+    ({"query": "a\x00b", "mode": "literal"}, "NUL byte"),
+    ({"query": "store", "languages": ["cobol"]}, "unknown language 'cobol'"),
+    ({"query": "store", "mode": "literal", "paths": ["nowhere/**"]}, "no indexed file matches --path 'nowhere/**'"),
+    ({"query": "store", "mode": "grep"}, "mode"),
+    ({"query": "store", "limit": 500}, "at most 100 in auto mode"),
+])
+def test_bad_patterns_and_filters_are_a_422(served, payload, message):
+    for endpoint, body in (("invoke", {"input": payload}), ("stream", {"input": payload})):
+        response = post(served, endpoint, json=body)
+        assert response.status_code == 422, (endpoint, response.text)
+        assert message in response.json()["detail"], response.json()["detail"]
+
+
+def test_a_catastrophic_backtracking_regex_answers_at_once(served):
+    started = time.monotonic()
+    response = invoke_status(served, {"query": "(a+)+$", "mode": "regex"})
+    assert response.status_code == 200 and time.monotonic() - started < 5
