@@ -6,10 +6,13 @@ The index stores references as written; this module reads the ``files``, ``chunk
 - ``self.m()`` / ``this.m()`` / ``cls.m()``: the enclosing class's method, else the first base
   class (``inherits`` edges) that defines it, plus overrides in the class's subclasses (dynamic
   dispatch reaches them); ``super().m()`` / ``super.m()``: the bases only.
+- Go ``r.m()`` where ``r`` is the method's receiver: the receiver type's method, in any file of
+  the package, or one promoted from an embedded type.
 - A bare name: a definition in an enclosing function scope or at the file's top level, then a
-  name the file imports (Python ``from m import n`` and aliases; for JavaScript/TypeScript, whose
-  import edges keep only the module, a top-level definition of an imported in-repo module), then
-  the same package (Go, Java), then the language's built-ins.
+  name the file imports (Python ``from m import n`` and aliases; JavaScript/TypeScript named,
+  default and namespace imports and ``require``, followed through re-exports to the in-repo file
+  that defines them; Go packages by name or alias), then the same package (Go, Java), then the
+  language's built-ins.
 - ``mod.f`` / ``Class.m`` through an imported module or a known class; ``Foo(...)`` and
   ``new Foo`` reach the class (and its constructor).
 - Anything else — a method called on a variable, attribute or expression whose type is unknown —
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import posixpath
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -41,6 +45,9 @@ IMPLICIT_THIS_LANGUAGES = frozenset({"java"})
 # Same-package names are visible without an import in Go and Java.
 PACKAGE_SCOPED_LANGUAGES = frozenset({"go", "java"})
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+JS_DEFAULT_EXPORT = "default"
+JS_NAMESPACE = "*"  # ``import * as ns`` / ``require`` bind the whole module; ``export *`` passes all names on
+GO_DOT_IMPORT = "."
 JS_MODULE_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts", "/index.ts",
                       "/index.tsx", "/index.js", "/index.jsx", "/index.mjs")
 BUILTINS = {
@@ -58,6 +65,9 @@ BUILTINS = {
     "rust": frozenset("Some None Ok Err Box Vec String Option Result drop".split()),
 }
 BUILTINS["typescript"] = BUILTINS["tsx"] = BUILTINS["javascript"]
+
+_GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s+\*?\s*([\w]+)")
+"""``func (c *Client[T]) Do(`` -> ``c``, ``Client``."""
 
 Key = tuple[str, str]
 """A definition: (path, qualified symbol)."""
@@ -95,6 +105,12 @@ class FileFacts:
     def bindings(self, scope: str, name: str) -> list[str]:
         """Import targets ``name`` is bound to in ``scope`` (module-level imports count everywhere)."""
         visible = [t for s, n, t in self.aliases if n == name and _encloses(s, scope)]
+        if self.language in JS_LANGUAGES:
+            return visible  # JS import edges name only modules; every bound name is an ``aliases`` edge
+        if self.language == "go":
+            aliased = {t for _, _, t in self.aliases}  # ``c "pkg/client"`` binds ``c``, not ``client``
+            return visible + [t for s, t in self.imports
+                              if t not in aliased and _go_package_name(t) == name and _encloses(s, scope)]
         visible += [t for s, t in self.imports if _bound_name(t) == name and _encloses(s, scope)]
         return visible
 
@@ -106,6 +122,16 @@ def _encloses(scope: str, inner: str) -> bool:
 def _bound_name(target: str) -> str:
     """The name ``from a import b`` / ``import a.b`` binds for calls (``b``; aliases are separate edges)."""
     return target.rstrip(".").rsplit(".", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _go_package_name(import_path: str) -> str:
+    """The name a Go import binds by convention: ``a/b/v2`` -> ``b``, ``gopkg.in/yaml.v3`` -> ``yaml``."""
+    parts = [p for p in import_path.split("/") if p]
+    if len(parts) > 1 and parts[-1][:1] == "v" and parts[-1][1:].isdigit():
+        parts.pop()
+    last = parts[-1] if parts else ""
+    stem, dot, version = last.rpartition(".")
+    return stem if dot and version[:1] == "v" and version[1:].isdigit() else last
 
 
 def _prefixes(symbol: str) -> list[str]:
@@ -131,6 +157,7 @@ class CallResolver:
         self._languages: dict[str, str] | None = None
         self._by_module_tail: dict[str, list[str]] | None = None
         self._subclasses: dict[Key, list[Key]] = {}
+        self._go_directories: dict[str, tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ index reads
     def languages(self) -> dict[str, str]:
@@ -187,6 +214,8 @@ class CallResolver:
         if "(" in target:
             return self._method_of_new_object(facts, source, target)
         head, _, rest = target.partition(".")
+        if facts.language == "go" and rest and head == self._go_receiver(facts.path, source)[0]:
+            return self._go_receiver_call(facts, source, rest)
         if head in SELF_NAMES.get(facts.language, DEFAULT_SELF_NAMES):
             owner = self._enclosing_class(facts, source)
             if owner is None or not rest or "." in rest:
@@ -214,17 +243,18 @@ class CallResolver:
         local = self._local_definition(facts, scope, head)
         if local is not None:
             return self._member(local, rest, hops)
+        if rest and facts.language in JS_LANGUAGES and dotted in facts.kinds:
+            return Resolution.to([(facts.path, dotted)])  # a method of an object literal: ``o.m``
         for binding in facts.bindings(scope, head):
-            resolution = self._imported(facts, binding + ("." + rest if rest else ""), hops)
+            resolution = self._through_binding(facts, binding, head, rest, hops)
             if resolution.status != UNRESOLVED:
                 return resolution
         if facts.language == "python" and any(t == head or t.startswith(head + ".") for _, t in facts.imports):
             return self._imported(facts, dotted, hops)  # ``import a.b`` then ``a.b.f()``
-        if facts.language in JS_LANGUAGES:
-            found = [key for module in self._js_imported_files(facts)
-                     for key in self._top_level(self.facts(module), head, hops + 1)]
+        if facts.language == "go" and not rest:
+            found = [key for spec in facts.bindings("", GO_DOT_IMPORT) for key in self._go_top_level(spec, head)]
             if found:
-                return self._member(found[0], rest, hops) if len(found) == 1 else Resolution.to(found)
+                return Resolution.to(found)
         if facts.language in PACKAGE_SCOPED_LANGUAGES:
             same = self._same_package(facts, head)
             if same:
@@ -311,6 +341,14 @@ class CallResolver:
         return self._subclasses[owner]
 
     # ------------------------------------------------------------------ imports
+    def _through_binding(self, facts: FileFacts, binding: str, head: str, rest: str, hops: int) -> Resolution:
+        """``head.rest`` where ``head`` is bound by an import to ``binding``."""
+        if facts.language in JS_LANGUAGES:
+            return self._js_imported(facts, binding, rest, hops)
+        if facts.language == "go":
+            return self._go_imported(binding, head, rest)
+        return self._imported(facts, binding + ("." + rest if rest else ""), hops)
+
     def _imported(self, facts: FileFacts, spec: str, hops: int) -> Resolution:
         """A name imported into ``facts``'s file, followed to its definition through re-exports."""
         if hops >= MAX_HOPS:
@@ -350,27 +388,123 @@ class CallResolver:
                         return star
         return resolution
 
-    def _top_level(self, facts: FileFacts, name: str, hops: int) -> list[Key]:
-        """A JS/TS module's top-level ``name``, or one it re-exports from another in-repo module."""
-        if name in facts.kinds:
-            return [(facts.path, name)]
-        if hops >= 3:
-            return []
-        return [key for module in self._js_imported_files(facts) for key in self._top_level(self.facts(module), name,
-                                                                                           hops + 1)][:5]
+    def _js_imported(self, facts: FileFacts, binding: str, rest: str, hops: int) -> Resolution:
+        """``local.rest`` where ``local`` is bound to ``module.exported``: the definition in the module's file."""
+        module, _, exported = binding.rpartition(".")
+        if not module:
+            return UNKNOWN  # ``export { a as b }``: ``b`` names an export, not a name in this file
+        path = self._js_module_file(facts.path, module)
+        if path is None:  # a package outside the repository, or a relative path that is not indexed
+            dotted = ".".join(p for p in (module, "" if exported == JS_NAMESPACE else exported, rest) if p)
+            return UNKNOWN if module.startswith(".") else Resolution(EXTERNAL, name=dotted)
+        if exported == JS_NAMESPACE:  # ``ns.f``; a required module called itself runs its default export
+            exported, _, rest = rest.partition(".") if rest else (JS_DEFAULT_EXPORT, "", "")
+        if rest and f"{exported}.{rest}" in self.facts(path).kinds:
+            return Resolution.to([(path, f"{exported}.{rest}")])
+        found = self._js_exported(path, exported, hops + 1)
+        if len(found) == 1:
+            return self._member(found[0], rest, hops)
+        return Resolution.to(found) if not rest else UNKNOWN
 
-    def _js_imported_files(self, facts: FileFacts) -> list[str]:
-        files = self.languages()
-        found = []
-        for _, spec in facts.imports:
-            if spec.startswith("."):
-                base = posixpath.normpath(posixpath.join(posixpath.dirname(facts.path), spec))
-                stem = base[: -len(posixpath.splitext(base)[1])] if base.endswith((".js", ".mjs", ".cjs")) else base
-                match = next((base + s for s in ("",) + JS_MODULE_SUFFIXES if base + s in files), None)
-                match = match or next((stem + s for s in JS_MODULE_SUFFIXES if stem + s in files), None)
-                if match and match != facts.path:
-                    found.append(match)
+    def _js_exported(self, path: str, name: str, hops: int) -> list[Key]:
+        """What a JS/TS module exports as ``name``: its own definition, or one it re-exports."""
+        facts = self.facts(path)
+        if name in facts.kinds:
+            return [(path, name)]
+        if hops >= MAX_HOPS:
+            return []
+        found: list[Key] = []
+        for binding in facts.bindings("", name):
+            module, _, exported = binding.rpartition(".")
+            source = self._js_module_file(path, module) if module else path  # ``export default foo``: here
+            if source is not None and exported != JS_NAMESPACE:
+                found += self._js_exported(source, exported, hops + 1)
+        if not found and name != JS_DEFAULT_EXPORT:  # ``export * from`` never passes a default on
+            for binding in facts.bindings("", JS_NAMESPACE):
+                source = self._js_module_file(path, binding.rpartition(".")[0])
+                found += self._js_exported(source, name, hops + 1) if source is not None else []
         return list(dict.fromkeys(found))
+
+    def _js_module_file(self, importer: str, spec: str) -> str | None:
+        """The indexed file a relative module specifier names (extensions, ``index`` files, ``.js`` for ``.ts``)."""
+        if not spec.startswith("."):
+            return None
+        files = self.languages()
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        stem = base[: -len(posixpath.splitext(base)[1])] if base.endswith((".js", ".mjs", ".cjs", ".jsx")) else base
+        match = next((base + s for s in ("",) + JS_MODULE_SUFFIXES if base + s in files), None)
+        match = match or next((stem + s for s in JS_MODULE_SUFFIXES if stem + s in files), None)
+        return match if match != importer else None
+
+    # ------------------------------------------------------------------ Go packages
+    def _go_imported(self, spec: str, head: str, rest: str) -> Resolution:
+        """``pkg.F`` through an import: ``F`` at the top level of the package's directory, or outside."""
+        if spec == GO_DOT_IMPORT or not rest:
+            return UNKNOWN  # a package is not called
+        directories = self._go_package_directories(spec)
+        if not directories:
+            return Resolution(EXTERNAL, name=f"{head}.{rest}")
+        name, _, member = rest.partition(".")
+        found = self._go_top_level(spec, name)
+        if member:  # a method expression ``pkg.Type.Method``
+            found = [k for key in found for k in self._go_methods(key[0], key[1], member)]
+        return Resolution.to(found)
+
+    def _go_top_level(self, spec: str, name: str) -> list[Key]:
+        directories = self._go_package_directories(spec)
+        rows = self.connection.execute(
+            "SELECT DISTINCT path, symbol FROM chunks WHERE name = ? AND symbol = ? AND kind NOT IN ('module', 'text')",
+            (name, name)).fetchall()
+        return [(p, s) for p, s in rows if posixpath.dirname(p) in directories and self.languages().get(p) == "go"]
+
+    def _go_package_directories(self, spec: str) -> tuple[str, ...]:
+        """The in-repo directories an import path names: the longest match of its last elements.
+
+        The repository root need not be the module root, so ``example.com/mod/internal/log``
+        names ``internal/log`` rather than ``cmd/log``; a standard-library path (no dot in its
+        first element) is never in the repository.
+        """
+        if spec in self._go_directories:
+            return self._go_directories[spec]
+        tail = [p for p in spec.split("/") if p]
+        best, found = 0, []
+        if tail and "." in tail[0]:
+            for directory in {posixpath.dirname(p) for p, language in self.languages().items() if language == "go"}:
+                parts = directory.split("/") if directory else []
+                size = 0
+                while size < min(len(parts), len(tail)) and parts[-1 - size] == tail[-1 - size]:
+                    size += 1
+                if size and size >= best:
+                    found = found + [directory] if size == best else [directory]
+                    best = size
+        self._go_directories[spec] = tuple(found)
+        return self._go_directories[spec]
+
+    def _go_receiver(self, path: str, source: str) -> tuple[str, str]:
+        """(receiver name, receiver type) of the Go method ``source`` (``("c", "Client")``), else empty."""
+        if "." not in source:
+            return "", ""
+        row = self.connection.execute(
+            "SELECT signature FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", (path, source)).fetchone()
+        match = _GO_RECEIVER.match(row[0]) if row and row[0] else None
+        return (match.group(1), match.group(2)) if match else ("", "")
+
+    def _go_receiver_call(self, facts: FileFacts, source: str, rest: str) -> Resolution:
+        """``c.m()`` in a method whose receiver is ``c``: the receiver type's method (fields' types are unknown)."""
+        if "." in rest:
+            return UNKNOWN
+        return Resolution.to(self._go_methods(facts.path, self._go_receiver(facts.path, source)[1], rest))
+
+    def _go_methods(self, path: str, type_name: str, method: str, hops: int = 0) -> list[Key]:
+        """``type_name.method`` in ``path``'s package, else promoted from a type it embeds there."""
+        directory = posixpath.dirname(path)
+        in_package = [p for p, language in self.languages().items()
+                      if language == "go" and posixpath.dirname(p) == directory]
+        found = [(p, f"{type_name}.{method}") for p in in_package if f"{type_name}.{method}" in self.facts(p).kinds]
+        if found or hops >= MAX_HOPS:
+            return found
+        embedded = [base for p in in_package for base in self.facts(p).bases.get(type_name, []) if "." not in base]
+        return [key for base in embedded for key in self._go_methods(path, base, method, hops + 1)][:5]
 
     def _same_package(self, facts: FileFacts, name: str) -> list[Key]:
         """A top-level ``name`` in another file of the same directory (Go package, Java package)."""
@@ -382,13 +516,11 @@ class CallResolver:
                 and self.languages().get(p) == facts.language]
 
     def _package_member(self, facts: FileFacts, head: str, rest: str) -> list[Key]:
-        """Through an imported package or type: Go ``pkg.Func``; Java ``Foo`` / ``Foo.m`` (``import a.b.Foo``)."""
+        """Through an imported type: Java ``Foo`` / ``Foo.m`` (``import a.b.Foo``)."""
         found: list[Key] = []
         for _, spec in facts.imports:
             if facts.language == "java" and spec.rsplit(".", 1)[-1] == head:
                 directory, name, member = spec.rsplit(".", 1)[0].replace(".", "/"), head, rest
-            elif facts.language == "go" and spec.rsplit("/", 1)[-1] == head and rest and "." not in rest:
-                directory, name, member = spec, rest, ""
             else:
                 continue
             rows = self.connection.execute(

@@ -18,6 +18,8 @@ from .call_resolution import (
     BY_NAME,
     CONSTRUCTOR_NAMES,
     EXTERNAL,
+    JS_DEFAULT_EXPORT,
+    JS_NAMESPACE,
     RESOLVED,
     UNRESOLVED,
     CallResolver,
@@ -118,11 +120,14 @@ class SymbolGraph:
         constructor); one that resolves elsewhere (a library's method of the same name) is left
         out, and one whose receiver's type is unknown is listed by name only — except from the
         definition's own body, where it is a wrapper delegating to another object's method.
+        A call through an import alias (``Shelf()`` for ``Store``) counts only when resolved:
+        unresolved, it shares no name with the definition.
         """
         definitions = _same_case(self.definitions(name), name)
         if not definitions:
             return self.callers_by_name(name)
         wanted = self._call_targets_of(definitions)
+        bare_names = self._called_names(definitions)
         resolver = CallResolver(self.connection)
         resolved: dict[tuple[str, str], SymbolRef] = {}
         by_name: dict[tuple[str, str], SymbolRef] = {}
@@ -130,7 +135,7 @@ class SymbolGraph:
             resolution = resolver.resolve(path, source, target)
             if resolution.status == RESOLVED and wanted.intersection(resolution.targets):
                 bucket, label = resolved, RESOLVED
-            elif resolution.status == UNRESOLVED and (path, source) not in wanted:
+            elif resolution.status == UNRESOLVED and _name(target) in bare_names and (path, source) not in wanted:
                 bucket, label = by_name, BY_NAME
             else:
                 continue
@@ -163,12 +168,17 @@ class SymbolGraph:
                 wanted.add((d.path, d.symbol.rsplit(".", 1)[0]))
         return wanted
 
-    def _call_sites(self, definitions: list[SymbolRef]) -> list[tuple[str, str, str, int]]:
-        """Call edges whose target ends with a definition's name (or, for a constructor, its class's)."""
+    @staticmethod
+    def _called_names(definitions: list[SymbolRef]) -> set[str]:
+        """The bare names a call to the definitions is written with (a constructor: its class's)."""
         names = {_name(d.symbol) for d in definitions}
-        names |= {_name(d.symbol.rsplit(".", 1)[0]) for d in definitions
-                  if (d.kind == "constructor" or _name(d.symbol) in CONSTRUCTOR_NAMES) and "." in d.symbol}
-        names |= self._aliases_of(names)
+        return names | {_name(d.symbol.rsplit(".", 1)[0]) for d in definitions
+                        if (d.kind == "constructor" or _name(d.symbol) in CONSTRUCTOR_NAMES) and "." in d.symbol}
+
+    def _call_sites(self, definitions: list[SymbolRef]) -> list[tuple[str, str, str, int]]:
+        """Call edges whose target ends with a definition's name, its class's or a name it is imported as."""
+        names = self._called_names(definitions)
+        names |= self._aliases_of(names) | self._default_import_names(definitions)
         return [site for short in sorted(names) for site in self._references_to(short, "calls")
                 if _name(site[2]) == short]
 
@@ -180,7 +190,20 @@ class SymbolGraph:
                     "SELECT target FROM edges WHERE kind = 'aliases' AND (target LIKE ? ESCAPE '\\'"
                     " OR target LIKE ? ESCAPE '\\')", (_like(short) + " as %", "%." + _like(short) + " as %")):
                 aliases.add(target.rpartition(" as ")[2])
-        return aliases
+        return aliases - {JS_DEFAULT_EXPORT, JS_NAMESPACE}
+
+    def _default_import_names(self, definitions: list[SymbolRef]) -> set[str]:
+        """Local names of default and whole-module imports, when a definition is its module's default export."""
+        exported = any(self.connection.execute(
+            "SELECT 1 FROM edges WHERE kind = 'aliases' AND path = ? AND target = ?",
+            (d.path, f"{d.symbol} as {JS_DEFAULT_EXPORT}")).fetchone() for d in definitions)
+        if not exported:
+            return set()
+        # ``import Shelf from "./store"``; ``const scan = require("./scan")`` runs the module's default too
+        patterns = (f"%.{JS_DEFAULT_EXPORT} as %", f"%.{JS_NAMESPACE} as %")
+        return {target.rpartition(" as ")[2] for (target,) in self.connection.execute(
+            "SELECT DISTINCT target FROM edges WHERE kind = 'aliases' AND (target LIKE ? OR target LIKE ?)",
+            patterns)} - {JS_NAMESPACE}
 
     def callees(self, name: str) -> list[SymbolRef]:
         """What ``name``'s definitions call: in-repo definitions, then by-name guesses, externals, built-ins."""

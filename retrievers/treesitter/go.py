@@ -141,6 +141,15 @@ def _go_imports(node: Node) -> list[str]:
     return []
 
 
+def _go_aliases(node: Node) -> list[str]:
+    """``import c "example.com/client"`` -> ``example.com/client as c`` (``as .`` for a dot import)."""
+    name = node.child_by_field_name("name") if node.type == "import_spec" else None
+    path = string_value(node.child_by_field_name("path")) if name is not None else ""
+    if name is None or not path or name.type == "blank_identifier":
+        return []
+    return [f"{path} as {text_of(name)}"]
+
+
 GO_RULES = Rules(
     define=_go_define,
     enter=no_scope,
@@ -149,4 +158,5 @@ GO_RULES = Rules(
     comment_types=_GO_COMMENTS,
     relevant_types=frozenset({"function_declaration", "method_declaration", "type_spec", "type_alias"})
     | {"var_spec", "const_spec", "call_expression", "import_spec"},
+    aliases=_go_aliases,
 )

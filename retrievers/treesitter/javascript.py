@@ -305,11 +305,32 @@ def _js_object_name(owner: Node) -> str:
 def _js_call_target(node: Node) -> str | None:
     if node.type == "call_expression":
         function = node.child_by_field_name("function")
-        target = as_target(dotted(function))
+        target = as_target(dotted(function)) or _js_method_of_value(function)
         return None if target == "require" else target  # require() is an import, not a call
     if node.type == "new_expression":
         return as_target(dotted(node.child_by_field_name("constructor")))
     return None
+
+
+def _js_method_of_value(function: Node | None) -> str | None:
+    """``new Foo().m`` -> ``Foo().m``; ``a().m``, ``x[0].m``, ``"s".m`` -> ``.m``.
+
+    A method called on a value that is no name chain keeps its leading dot, so the resolver
+    never takes it for a function in scope and callers list it *by name only*.
+    """
+    if function is None or function.type != "member_expression":
+        return None
+    method = text_of(function.child_by_field_name("property"))
+    if not as_target(method) or "." in method:
+        return None
+    receiver = function.child_by_field_name("object")
+    while receiver is not None and receiver.type == "parenthesized_expression" and receiver.named_child_count == 1:
+        receiver = receiver.named_child(0)
+    if receiver is not None and receiver.type == "new_expression":
+        constructor = as_target(dotted(receiver.child_by_field_name("constructor")))
+        if constructor:
+            return f"{constructor}().{method}"
+    return "." + method
 
 
 def _js_imports(node: Node) -> list[str]:
@@ -332,6 +353,99 @@ def _js_imports(node: Node) -> list[str]:
     return []
 
 
+def _js_aliases(node: Node) -> list[str]:
+    """What names an import, re-export or ``require`` binds: ``module.exported as local``.
+
+    ``import D, { A as B } from "./x"`` -> ``./x.default as D``, ``./x.A as B``; ``import * as ns``
+    and ``const ns = require("./x")`` -> ``./x.* as ns``; ``export { a as b } from "./z"`` ->
+    ``./z.a as b`` and ``export * from "./w"`` -> ``./w.* as *`` (names the module passes on);
+    ``export default foo`` / ``module.exports = foo`` -> ``foo as default`` (no module: this file).
+    The exported name never has a dot, so the module is what precedes the last one.
+    """
+    if node.type == "import_statement":
+        return _js_import_aliases(node)
+    if node.type == "export_statement":
+        return _js_export_aliases(node)
+    if node.type == "variable_declarator":
+        return _js_require_aliases(node)
+    if node.type == "assignment_expression" and dotted(node.child_by_field_name("left")) == "module.exports":
+        value = node.child_by_field_name("right")
+        return [f"{text_of(value)} as default"] if value is not None and value.type == "identifier" else []
+    return []
+
+
+def _js_import_aliases(node: Node) -> list[str]:
+    source = string_value(node.child_by_field_name("source"))
+    found: list[str] = []
+    for clause in node.named_children:
+        if clause.type == "import_require_clause":  # TS ``import fs = require("fs")``
+            name = next((c for c in clause.named_children if c.type == "identifier"), None)
+            module = string_value(clause.child_by_field_name("source"))
+            found += [f"{module}.* as {text_of(name)}"] if name is not None and module else []
+        if clause.type != "import_clause" or not source:
+            continue
+        for part in clause.named_children:
+            if part.type == "identifier":
+                found.append(f"{source}.default as {text_of(part)}")
+            elif part.type == "namespace_import" and part.named_child_count:
+                found.append(f"{source}.* as {text_of(part.named_child(0))}")
+            elif part.type == "named_imports":
+                found += [_js_specifier(source, specifier) for specifier in part.named_children
+                          if specifier.type == "import_specifier"]
+    return found
+
+
+def _js_export_aliases(node: Node) -> list[str]:
+    source = string_value(node.child_by_field_name("source"))
+    if any(child.type == "default" for child in node.children):
+        declared = node.child_by_field_name("declaration")
+        value = node.child_by_field_name("value")
+        name = declared.child_by_field_name("name") if declared is not None else value
+        return [f"{text_of(name)} as default"] if name is not None and name.type in (
+            "identifier", "type_identifier") else []
+    clause = next((c for c in node.named_children if c.type in ("export_clause", "namespace_export")), None)
+    if clause is None:
+        return [f"{source}.* as *"] if source else []  # ``export * from``
+    if clause.type == "namespace_export":
+        return [f"{source}.* as {text_of(clause.named_child(0))}"] if source and clause.named_child_count else []
+    specifiers = [c for c in clause.named_children if c.type == "export_specifier"]
+    if source:
+        return [_js_specifier(source, specifier) for specifier in specifiers]
+    local = [_js_specifier("", specifier) for specifier in specifiers]
+    return [binding for binding in local if binding.split(" as ")[0] != binding.split(" as ")[1]]
+
+
+def _js_specifier(source: str, specifier: Node) -> str:
+    """``{ A as B }`` from ``source`` -> ``source.A as B`` (``A as B`` when the module is this file)."""
+    name = _js_key_name(specifier.child_by_field_name("name"))
+    alias = specifier.child_by_field_name("alias")
+    bound = _js_key_name(alias) if alias is not None else name
+    return f"{source}.{name} as {bound}" if source else f"{name} as {bound}"
+
+
+def _js_require_aliases(node: Node) -> list[str]:
+    """``x = require("m")`` -> ``m.* as x``; ``{ a, b: c } = require("m")`` -> ``m.a as a``, ``m.b as c``."""
+    value = node.child_by_field_name("value")
+    function = value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
+    if function is None or text_of(function) != "require":
+        return []
+    module = _js_imports(value)
+    pattern = node.child_by_field_name("name")
+    if not module or pattern is None:
+        return []
+    if pattern.type == "identifier":
+        return [f"{module[0]}.* as {text_of(pattern)}"]
+    found: list[str] = []
+    for part in pattern.named_children if pattern.type == "object_pattern" else ():
+        if part.type == "shorthand_property_identifier_pattern":
+            found.append(f"{module[0]}.{text_of(part)} as {text_of(part)}")
+        elif part.type == "pair_pattern":
+            bound = part.child_by_field_name("value")
+            if bound is not None and bound.type == "identifier":
+                found.append(f"{module[0]}.{_js_key_name(part.child_by_field_name('key'))} as {text_of(bound)}")
+    return found
+
+
 JS_RULES = Rules(
     define=_js_define,
     enter=_js_enter,
@@ -342,4 +456,5 @@ JS_RULES = Rules(
     | _JS_NAMED_VALUE_TYPES
     | {"method_definition", "call_expression", "new_expression", "import_statement", "export_statement"}
     | {"internal_module", "object"},
+    aliases=_js_aliases,
 )

@@ -48,6 +48,11 @@ class Definition:
     aliases: tuple[str, ...] = ()  # more symbols for the same text (Go ``var a, b = ...``)
 
 
+def binds_nothing(node: Node) -> list[str]:
+    """For grammars whose imports bind no names the resolver reads."""
+    return []
+
+
 @dataclass(frozen=True)
 class Rules:
     """What one grammar's definitions, scopes, calls, imports and comments look like."""
@@ -58,6 +63,8 @@ class Rules:
     imports: Callable[[Node], list[str]]
     comment_types: frozenset[str]
     relevant_types: frozenset[str]  # node types any of the above acts on; the rest are only walked through
+    # ``target as name`` bindings a node makes (imported names, aliases, re-exports): ``aliases`` edges
+    aliases: Callable[[Node], list[str]] = binds_nothing
 
 
 def first_line(node: Node) -> int:

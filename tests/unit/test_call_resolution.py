@@ -8,6 +8,7 @@ from textwrap import dedent
 
 import pytest
 
+from retrievers.call_resolution import CallResolver
 from retrievers.index import CodeIndex
 from retrievers.symbols import SymbolGraph
 
@@ -163,3 +164,232 @@ def test_typescript_this_call_resolves_and_a_variables_call_is_by_name_only(type
 def test_typescript_new_of_an_imported_class_resolves_to_it(typescript_graph):
     callers = typescript_graph.callers("Client")
     assert [(ref.path, ref.symbol, ref.resolution) for ref in callers] == [("web/api.ts", "get", "resolved")]
+
+
+# --------------------------------------------------------------------------- JS/TS imports, exactly
+MODULES_FILES = {
+    "app/net/client.ts": """\
+        export class Client {
+          send(): number {
+            return 1;
+          }
+        }
+
+        export function format(): string {
+          return "net";
+        }
+
+        export function unrelated(): void {}
+        """,
+    "app/text/format.ts": """\
+        export function format(): string {
+          return "text";
+        }
+        """,
+    "app/store.ts": """\
+        class Store {
+          save(): void {}
+        }
+        export default Store;
+        """,
+    "app/util/index.ts": """\
+        export { slugify as slug } from "./slug";
+        export * from "./more";
+        """,
+    "app/util/slug.ts": """\
+        export function slugify(text: string): string {
+          return text;
+        }
+        """,
+    "app/util/more.ts": """\
+        export function trim(text: string): string {
+          return text;
+        }
+        """,
+    "app/main.ts": """\
+        import { Client as C, format } from "./net/client.js";
+        import Shelf from "./store";
+        import * as util from "./util";
+        import { useThing } from "some-library";
+
+        export function run(): void {
+          const client = new C();
+          client.send();
+          format();
+          new Shelf().save();
+          util.slug("a");
+          util.trim("b");
+          useThing();
+          unrelated();
+          build().send();
+        }
+
+        function build(): C {
+          return new C();
+        }
+        """,
+    "app/legacy/scan.js": """\
+        function scan(input) {
+          return input;
+        }
+        module.exports = scan;
+        """,
+    "app/legacy/parse.js": """\
+        exports.parse = function parse(input) {
+          return input;
+        };
+        """,
+    "app/legacy/use.js": """\
+        const { parse: read } = require("./parse");
+        const scanner = require("./scan");
+
+        function load(input) {
+          return scanner(read(input));
+        }
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def modules_index(tmp_path_factory) -> sqlite3.Connection:
+    return build_index(tmp_path_factory.mktemp("js_imports"), MODULES_FILES)
+
+
+def resolved_targets(connection: sqlite3.Connection, path: str, source: str, target: str) -> tuple:
+    resolution = CallResolver(connection).resolve(path, source, target)
+    return resolution.status, resolution.targets or resolution.name
+
+
+def test_an_aliased_named_import_resolves_to_the_class_in_the_module_it_names(modules_index):
+    graph = SymbolGraph(modules_index)
+    assert answer(graph.callers("Client")) == [("run", "resolved"), ("build", "resolved")]
+    assert resolved_targets(modules_index, "app/main.ts", "run", "C") == (
+        "resolved", (("app/net/client.ts", "Client"),))
+
+
+def test_a_named_import_picks_the_module_it_names_among_same_named_definitions(modules_index):
+    # ``.js`` in a TypeScript import names the ``.ts`` file; the other ``format`` is not imported here
+    assert resolved_targets(modules_index, "app/main.ts", "run", "format") == (
+        "resolved", (("app/net/client.ts", "format"),))
+
+
+def test_a_default_import_under_another_name_reaches_the_default_export(modules_index):
+    graph = SymbolGraph(modules_index)
+    assert answer(graph.callers("Store")) == [("run", "resolved")]
+    assert answer(graph.callers("Store.save")) == [("run", "resolved")]
+
+
+def test_a_namespace_import_of_a_directory_follows_its_index_re_exports(modules_index):
+    assert resolved_targets(modules_index, "app/main.ts", "run", "util.slug") == (
+        "resolved", (("app/util/slug.ts", "slugify"),))
+    assert resolved_targets(modules_index, "app/main.ts", "run", "util.trim") == (
+        "resolved", (("app/util/more.ts", "trim"),))
+    assert answer(SymbolGraph(modules_index).callers("slugify")) == [("run", "resolved")]
+
+
+def test_a_package_import_is_external_and_a_name_not_imported_stays_unresolved(modules_index):
+    assert resolved_targets(modules_index, "app/main.ts", "run", "useThing") == ("external", "some-library.useThing")
+    # the module defining ``unrelated`` is imported, but not that name: no guess
+    assert resolved_targets(modules_index, "app/main.ts", "run", "unrelated") == ("unresolved", "")
+
+
+def test_require_destructuring_and_a_required_default_export_resolve(modules_index):
+    graph = SymbolGraph(modules_index)
+    assert answer(graph.callers("parse")) == [("load", "resolved")]
+    assert answer(graph.callers("scan")) == [("load", "resolved")]
+
+
+def test_a_method_of_a_call_result_is_by_name_only(modules_index):
+    # ``client.send()`` and ``build().send()``: neither receiver's type is stated where it is called
+    assert answer(SymbolGraph(modules_index).callers("Client.send")) == [("run", "by name only")]
+    targets = {row[0] for row in modules_index.execute(
+        "SELECT target FROM edges WHERE kind = 'calls' AND path = 'app/main.ts' AND source = 'run'")}
+    assert {"client.send", ".send", "Shelf().save"} <= targets
+    assert resolved_targets(modules_index, "app/main.ts", "run", ".send") == ("unresolved", "")
+
+
+# --------------------------------------------------------------------------- Go packages
+GO_FILES = {
+    "client/client.go": """\
+        package client
+
+        type base struct{}
+
+        func (b *base) reset() {}
+
+        type Client struct {
+            base
+        }
+
+        func New() *Client {
+            return &Client{}
+        }
+
+        func (c *Client) Do() {
+            c.send()
+            c.reset()
+            helper()
+        }
+        """,
+    "client/send.go": """\
+        package client
+
+        func (c *Client) send() {}
+
+        func helper() {}
+        """,
+    "internal/log/log.go": """\
+        package log
+
+        func Info() {}
+        """,
+    "tools/log/log.go": """\
+        package log
+
+        func Info() {}
+        """,
+    "cmd/app/main.go": """\
+        package main
+
+        import (
+            "fmt"
+
+            cl "example.com/shop/client"
+            "example.com/shop/internal/log"
+        )
+
+        func main() {
+            c := cl.New()
+            c.Do()
+            log.Info()
+            fmt.Println("done")
+        }
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def go_index(tmp_path_factory) -> sqlite3.Connection:
+    return build_index(tmp_path_factory.mktemp("go_imports"), GO_FILES)
+
+
+def test_go_an_aliased_import_resolves_to_the_packages_file(go_index):
+    assert resolved_targets(go_index, "cmd/app/main.go", "main", "cl.New") == (
+        "resolved", (("client/client.go", "New"),))
+    assert answer(SymbolGraph(go_index).callers("New")) == [("main", "resolved")]
+
+
+def test_go_an_import_path_names_its_own_directory_not_a_same_named_package(go_index):
+    assert resolved_targets(go_index, "cmd/app/main.go", "main", "log.Info") == (
+        "resolved", (("internal/log/log.go", "Info"),))
+    assert resolved_targets(go_index, "cmd/app/main.go", "main", "fmt.Println") == ("external", "fmt.Println")
+
+
+def test_go_receiver_calls_reach_methods_in_other_files_and_embedded_types(go_index):
+    graph = SymbolGraph(go_index)
+    assert answer(graph.callers("Client.send")) == [("Client.Do", "resolved")]
+    assert answer(graph.callers("base.reset")) == [("Client.Do", "resolved")]
+    assert answer(graph.callers("helper")) == [("Client.Do", "resolved")]
+    callees = [(ref.path, ref.symbol, ref.resolution) for ref in graph.callees("main")]
+    assert callees[0] == ("client/client.go", "New", "resolved")
+    assert ("", "fmt.Println", "external") in callees
