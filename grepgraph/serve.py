@@ -48,9 +48,10 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langserve import add_routes
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, scope_of, validate_input
+from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
+from retrievers.grep import PatternError, compile_pattern
 from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
-from retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS
+from retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -211,9 +212,16 @@ def search_request_model(catalog: RepoCatalog) -> type[BaseModel]:
             return value
 
         @model_validator(mode="after")
-        def _limit_for_mode(self) -> SearchRequest:
+        def _pattern_and_filters(self) -> SearchRequest:
+            # Checked here, before a stream starts: afterwards an error can no longer be a status code.
             if self.mode == "auto" and self.limit > MAX_LIMIT:
                 raise ValueError(f"limit must be at most {MAX_LIMIT} in auto mode")
+            try:
+                if self.mode != "auto":
+                    compile_pattern(self.query, self.mode)
+                Scope.of(self.paths, self.languages)
+            except (PatternError, ScopeError) as error:
+                raise ValueError(str(error)) from None
             return self
 
         @field_validator("repo")
@@ -272,10 +280,8 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
             raise InvalidSearchInput("input must be an object with a query")
         request = {key: value for key, value in request.items() if value is not None}
         served = catalog.lookup(request.pop("repo", None))
-        scope = scope_of(validate_input(request, DEFAULT_LIMIT))
+        validate_input(request, DEFAULT_LIMIT)
         context = {**server_settings, "repo": str(served.path), "index_dir": str(served.index_dir)}
-        if not scope.is_everything:
-            _check_scope(scope, context)  # a glob that matches nothing is a 422 before any stream starts
         return request, context
 
     def search(request: Any, config: RunnableConfig) -> dict:
@@ -299,16 +305,22 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
     return RunnableLambda(search, afunc=asearch, name="code_search")
 
 
-def _check_scope(scope: Any, context: dict) -> None:
-    """Raise :class:`InvalidSearchInput` when the filters keep no indexed file of the repository."""
+def scope_problem(entry: ServedRepo, item: Mapping[str, Any]) -> str:
+    """Why an input's filters keep no indexed file of ``entry`` (empty when they are fine or absent)."""
+    try:
+        scope = Scope.of(item.get("paths"), item.get("languages"))
+    except ScopeError:
+        return ""  # malformed filters are the input model's 422
+    if scope.is_everything:
+        return ""
     from graphs.context import resolve_context
     from graphs.resources import get_searcher
-    from retrievers.scope import ScopeError
 
     try:
-        get_searcher(resolve_context(context)).scope_filter(scope)
+        get_searcher(resolve_context({"repo": str(entry.path), "index_dir": str(entry.index_dir)})).scope_filter(scope)
     except ScopeError as error:
-        raise InvalidSearchInput(str(error)) from None
+        return str(error)
+    return ""
 
 
 # --------------------------------------------------------------------------- the app
@@ -410,9 +422,10 @@ def _invalid(raw: Sequence[Any]) -> JSONResponse:
 def index_precheck(catalog: RepoCatalog):
     """A route dependency: 404 before the run starts when a requested repository has no index.
 
-    Without it a missing index surfaces inside the run, which on ``/stream`` is after the
-    response has started (an SSE ``error`` event instead of a status code). Bad input is left
-    to the input model's validation (422).
+    Likewise 422 for path/language filters that keep no indexed file of it. Without it these
+    surface inside the run, which on ``/stream`` is after the response has started (an SSE
+    ``error`` event instead of a status code). Other bad input is left to the input model's
+    validation (422).
     """
     ready_until: dict[str, float] = {}  # a ready index is re-checked at most every READY_RECHECK_S
 
@@ -428,6 +441,7 @@ def index_precheck(catalog: RepoCatalog):
         batch = body.get("inputs")
         inputs: list[Any] = batch if isinstance(batch, list) else [body.get("input")]
         wanted: dict[str, ServedRepo] = {}
+        filtered: list[tuple[ServedRepo, dict]] = []
         for item in inputs:
             if not isinstance(item, dict):
                 continue
@@ -436,6 +450,8 @@ def index_precheck(catalog: RepoCatalog):
             except RepoNotServed:
                 continue
             wanted[str(entry.path)] = entry
+            if item.get("paths") or item.get("languages"):
+                filtered.append((entry, item))
         for key, entry in wanted.items():
             if ready_until.get(key, 0.0) > time.monotonic():
                 continue
@@ -444,6 +460,10 @@ def index_precheck(catalog: RepoCatalog):
                 ready_until.pop(key, None)
                 raise HTTPException(404, state["detail"])
             ready_until[key] = time.monotonic() + READY_RECHECK_S
+        for entry, item in filtered:  # a glob that matches no indexed file: 422 before a stream starts
+            problem = await asyncio.to_thread(scope_problem, entry, item)
+            if problem:
+                raise HTTPException(422, problem)
 
     return check
 
