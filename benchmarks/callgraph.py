@@ -11,8 +11,9 @@ type as the code states it, and a note on how doubtful sites were decided. A cal
 ``path::qualified symbol`` (``path::<module>`` for module-level code).
 
 Each package's source is copied from the installed distribution into ``ROOT/<package>/``
-when missing (the version must match the data file's) and indexed lexical-only into
-``ROOT/.index/<package>``. Three answers are scored, micro-averaged over (question, caller)
+when missing (the version must match the data file's) — or, for a question with
+``"source": "npm"``, unpacked from ``npm pack <package>@<version>`` — and indexed lexical-only
+into ``ROOT/.index/<package>``. Three answers are scored, micro-averaged over (question, caller)
 pairs, per package and overall:
 
 - ``by name`` — every call whose last name part matches (the behaviour before resolution);
@@ -28,7 +29,9 @@ import importlib.util
 import json
 import shutil
 import sqlite3
+import subprocess
 import sys
+import tarfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,10 +79,23 @@ def caller_key(ref: SymbolRef) -> str:
     return f"{ref.path}::{'<module>' if ref.kind == 'module' else ref.symbol}"
 
 
-def prepare(package: str, version: str, root: Path) -> Path:
+def unpack_npm(package: str, version: str, source: Path) -> None:
+    """``npm pack`` the exact version and unpack its ``package/`` folder into ``source``."""
+    work = source.parent / ".npm"
+    work.mkdir(parents=True, exist_ok=True)
+    packed = subprocess.run(["npm", "pack", f"{package}@{version}", "--silent"], cwd=work, check=True,
+                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    with tarfile.open(work / packed) as archive:
+        archive.extractall(work / package, filter="data")
+    shutil.move(work / package / "package", source)
+
+
+def prepare(package: str, version: str, root: Path, origin: str = "installed") -> Path:
     """The package's source under ``root`` (copied from the installed distribution if missing), indexed."""
     source = root / package
-    if not source.exists():
+    if not source.exists() and origin == "npm":
+        unpack_npm(package, version, source)
+    elif not source.exists():
         installed = importlib.metadata.version(package)
         if installed != version:
             raise SystemExit(f"{package} {installed} is installed; the hand-checked answers are for {version}")
@@ -100,7 +116,7 @@ def score(questions: list[dict], root: Path) -> dict[str, dict[str, Tally]]:
     for question in questions:
         package = question["package"]
         if package not in databases:
-            databases[package] = prepare(package, question["version"], root)
+            databases[package] = prepare(package, question["version"], root, question.get("source", "installed"))
         graph = SymbolGraph(sqlite3.connect(databases[package]))
         callers = graph.callers(question["question"])
         answers = {
