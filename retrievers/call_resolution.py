@@ -467,7 +467,8 @@ class CallResolver:
         if spec in self._go_directories:
             return self._go_directories[spec]
         tail = [p for p in spec.split("/") if p]
-        best, found = 0, []
+        best = 0
+        found: list[str] = []
         if tail and "." in tail[0]:
             for directory in {posixpath.dirname(p) for p, language in self.languages().items() if language == "go"}:
                 parts = directory.split("/") if directory else []

@@ -426,8 +426,7 @@ def _js_specifier(source: str, specifier: Node) -> str:
 def _js_require_aliases(node: Node) -> list[str]:
     """``x = require("m")`` -> ``m.* as x``; ``{ a, b: c } = require("m")`` -> ``m.a as a``, ``m.b as c``."""
     value = node.child_by_field_name("value")
-    function = value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
-    if function is None or text_of(function) != "require":
+    if value is None or value.type != "call_expression" or text_of(value.child_by_field_name("function")) != "require":
         return []
     module = _js_imports(value)
     pattern = node.child_by_field_name("name")
