@@ -380,6 +380,8 @@ MAX_EXACT_LOCATIONS = 20
 QUOTED = re.compile("|".join(rf"{quote}([^{quote}\n]{{{MIN_QUOTED_CHARS},500}}){quote}" for quote in "\"'`"))
 CODE_MARK = re.compile(r"[()\[\]{}=;<>\"'`]|\w[._]\w|[a-z][A-Z]")
 PHRASE_TOKEN = re.compile(r"\w+|[^\w\s]")
+MIN_SCAN_TOKENS = 6
+TOLERANT_EVIDENCE = 0.9
 
 
 def exact_phrases(query: str) -> list[str]:
@@ -421,18 +423,26 @@ def tolerant_pattern(phrase: str) -> Pattern | None:
     return Pattern("regex", phrase, tuple(words[:8]), regex=compiled)
 
 
-def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> list[tuple[str, int]]:
-    """``(path, line)`` where ``phrase`` occurs (whitespace-tolerant); empty when it is everywhere or nowhere."""
+def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> list[tuple[str, int, float]]:
+    """``(path, line, evidence)`` where ``phrase`` occurs; empty when it is everywhere or nowhere.
+
+    An occurrence spaced exactly as pasted is worth 1.0; one that differs in whitespace only,
+    ``TOLERANT_EVIDENCE`` (so ``Item=Self`` pasted beats ``Item = Self`` elsewhere).
+
+    A phrase without a word of three characters (``"0 1 x 2",``) has nothing for the trigram index:
+    every text is scanned, if the phrase has enough tokens to be worth it.
+    """
     pattern = tolerant_pattern(phrase)
-    if pattern is None or not pattern.literals:
+    if pattern is None or (not pattern.literals and len(PHRASE_TOKEN.findall(phrase)) < MIN_SCAN_TOKENS):
         return []
     ids = store.candidate_ids(pattern.literals)
-    if not ids:
+    if ids is not None and not ids:
         return []
-    found: list[tuple[str, int]] = []
+    verbatim = phrase.encode("utf-8", "replace")
+    found: list[tuple[str, int, float]] = []
     for path, data in store.iter_texts(ids, paths):
-        for line, *_ in lines_in(data, pattern):
-            found.append((path, line))
+        for line, _, _, start, end in lines_in(data, pattern):
+            found.append((path, line, 1.0 if verbatim in data[start:end] else TOLERANT_EVIDENCE))
             if len(found) > MAX_EXACT_LOCATIONS:
                 return []
     return found
@@ -445,13 +455,18 @@ def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) 
     """
     connection = store.connection
     evidence: dict[int, float] = {}
+    found: list[str] = []
     for phrase in exact_phrases(query):
+        words = " ".join(phrase.split())
+        if any(words in longer for longer in found):
+            continue  # a quoted string inside a pasted line already found: it would only add noise
         locations = exact_locations(store, phrase, paths)
         if not locations:
             continue
-        spans = chunk_spans(connection, list(dict.fromkeys(path for path, _ in locations)))
-        for path, line in locations:
+        found.append(words)
+        spans = chunk_spans(connection, list(dict.fromkeys(path for path, _, _ in locations)))
+        for path, line, value in locations:
             span = innermost(spans[path], line) or nearest(spans[path], line)
             if span is not None:
-                evidence[span.chunk_id] = 1.0
+                evidence[span.chunk_id] = max(evidence.get(span.chunk_id, 0.0), value)
     return evidence

@@ -61,7 +61,7 @@ MAX_QUERY_CHARS = 20_000
 # for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
 LONG_QUERY_DENSE_CHARS = 600
 # Text pasted from the code (a line, a message, a block) ranks the definition holding it above any other
-# evidence: the blend's other weights add up to under 2.
+# evidence: the blend's weights add up to under 2, and the type lifts multiply that by at most 1.5.
 EXACT_WEIGHT = 10.0
 # With a path/language filter, Chroma's top-k is asked for this many times more candidates (the
 # filter is applied to them), up to SCOPED_DENSE_MAX; a filter keeping at most SCOPED_EXACT_COSINES
@@ -493,7 +493,7 @@ class Searcher:
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
             if weights is None:
-                weights = {**(LONG_QUERY_WEIGHTS if long_query else WEIGHTS), "exact": exact_weight}
+                weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
@@ -515,7 +515,10 @@ class Searcher:
                 blended = weighted_blend(components, weights)
             # Demotions and the type lifts below can raise a hit from deeper down.
             depth = max(limit * 2, 50)
-            hits = self._hydrate(blended[:depth], components)
+            top = blended[:depth]
+            listed = {chunk_id for chunk_id, _ in top}
+            top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
+            hits = self._hydrate(top, components)
             wants_type = kind_priors and described_kind(query) == "type"
             head = head_phrase(query) if kind_priors else []
             # "Validator which ...": opening with the name of a base class describes a kind of it.
@@ -528,6 +531,8 @@ class Searcher:
                 hit.score *= 1 + TYPE_DESCRIPTION_BONUS
                 if hit.symbol in subclasses:
                     hit.score *= 1 + SUBCLASS_BONUS
+            # Added after the type lifts, so a class never inherits its member's pasted line.
+            hit.score += exact_weight * pasted.get(hit.chunk_id, 0.0)
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind))
         return collapse_duplicates(hits)[:limit], signal
 
