@@ -39,6 +39,8 @@ MAX_LIMIT = 100
 # Literal and regex searches list matching lines, of which a caller may want many more.
 MAX_MATCH_LIMIT = 1_000
 MODES = ("auto", "literal", "regex")
+# Added to the RRF score of a candidate holding text pasted from the code (RRF scores stay below 0.2).
+EXACT_MERGE_BONUS = 1.0
 # Candidates kept per retrieval: the rerank window (20) and room for focus demotion to reorder.
 CANDIDATE_DEPTH = 40
 CANDIDATE_TEXT_CHARS = 1500
@@ -321,7 +323,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
                                    dense_text=task["dense_text"] or None, focus="all", scope=scope_of(task))
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
-             "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
+             "exact": h.components.get("exact", 0.0), "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
     entry = {"label": task["label"], "weight": task["weight"], "hits": rows,
              "top": signal.top_score, "second": signal.second_score, "candidates": signal.candidates}
     # A Chroma server that is down leaves BM25, symbols and mentions: say so rather than fail.
@@ -340,11 +342,15 @@ def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
         method = "single list"
     else:
         by_id: dict[int, dict] = {}
+        exact: dict[int, float] = {}
         for entry in lists:
             for hit in entry["hits"]:
                 by_id.setdefault(hit["id"], hit)
+                exact[hit["id"]] = max(exact.get(hit["id"], 0.0), hit.get("exact", 0.0))
         ranked = reciprocal_rank_fusion([[h["id"] for h in e["hits"]] for e in lists], [e["weight"] for e in lists])
-        fused = [{**by_id[item], "score": round(score, 6)} for item, score in ranked]
+        # Text pasted from the code stays first whatever the other lists say (RRF scores are below 0.2).
+        fused = sorted(({**by_id[item], "score": round(score + EXACT_MERGE_BONUS * exact[item], 6)}
+                        for item, score in ranked), key=lambda hit: -hit["score"])
         method = f"RRF of {len(lists)} lists"
     return {"fused": fused,
             "trace": _trace("merge", started, decision=method, lists=[e["label"] for e in lists],
@@ -357,12 +363,15 @@ def should_rerank_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     original = next((e for e in state.get("candidate_lists", []) if e["label"] == "original"), None) or {}
     forced = state.get("rerank")
+    fused = state.get("fused", [])
     if not context.llm_enabled:
         decision, reason = False, "LLM disabled"
     elif forced is not None:
         decision, reason = bool(forced), "forced by caller" if forced else "forbidden by caller"
-        if decision and len(state.get("fused", [])) < 2:
+        if decision and len(fused) < 2:
             decision, reason = False, "fewer than 2 candidates"
+    elif fused and fused[0].get("exact"):
+        decision, reason = False, "the query's text was found verbatim in the top result"
     else:
         decision, reason = should_rerank(
             state["query"], top=original.get("top", 0.0), second=original.get("second", 0.0),

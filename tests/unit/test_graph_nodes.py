@@ -22,13 +22,13 @@ from graphs import code_search
 from graphs import context as context_module
 from graphs.code_search import build_graph
 from graphs.llm import reset_llm_state
-from graphs.nodes import InvalidSearchInput
+from graphs.nodes import InvalidSearchInput, validate_input
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex
 from tests.conftest import indexed_sample_repo
 
 RESULT_KEYS = {"path", "start_line", "end_line", "symbol", "kind", "score", "snippet"}
-NODE_NAMES = ("classify_intent", "lookup_symbol_graph", "should_rewrite", "rewrite", "decompose", "retrieve", "merge",
+NODE_NAMES = ("classify_intent", "grep", "lookup_symbol_graph", "should_rewrite", "rewrite", "decompose", "retrieve", "merge",
               "should_rerank", "rerank", "adjust_focus")
 QUESTION = "how are call edges saved into the database?"
 
@@ -148,6 +148,37 @@ def test_routes():
     assert code_search.route_after_should_rewrite({"rewrite_decision": False}) == "decompose"
     assert code_search.route_after_should_rerank({"rerank_decision": True}) == "rerank"
     assert code_search.route_after_should_rerank({"rerank_decision": False}) == "adjust_focus"
+
+
+def test_literal_and_regex_modes_are_routed_to_grep():
+    for mode in ("literal", "regex"):
+        assert code_search.route_after_classify({"mode": mode, "graph_question": None}) == "grep"
+    assert code_search.route_after_classify({"mode": "auto", "graph_question": None}) == "should_rewrite"
+
+
+def test_classify_intent_validates_patterns_and_filters():
+    update = validate_input({"query": "  a.b( ", "mode": "literal", "limit": 500, "paths": "src/**,lib/**",
+                             "languages": ["ts"]}, 10)
+    # The pattern keeps its whitespace; limits go to 1000; filters are split and named canonically.
+    assert update == {"query": "  a.b( ", "limit": 500, "focus": "implementation", "mode": "literal",
+                      "paths": ["src/**", "lib/**"], "languages": ["typescript"]}
+    with pytest.raises(InvalidSearchInput, match="invalid regex"):
+        validate_input({"query": "(", "mode": "regex"}, 10)
+    with pytest.raises(InvalidSearchInput, match="limit must be an integer from 1 to 100,"):
+        validate_input({"query": "x", "limit": 500}, 10)
+
+
+def test_merge_keeps_text_pasted_from_the_code_first_and_the_rerank_away():
+    pasted = {**candidate(9, "t/test_x.py", "test_x", is_test=True), "exact": 1.0}
+    lists = [{"label": "original", "weight": 1.0, "hits": [candidate(1, "a.py", "a"), pasted]},
+             {"label": "sub-query 1", "weight": 0.6, "hits": [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]},
+             {"label": "sub-query 2", "weight": 0.6, "hits": [candidate(1, "a.py", "a")]}]
+    compiled = build_graph()
+    fused = run_node(compiled, "merge", {"candidate_lists": lists}, {})["fused"]
+    assert [hit["id"] for hit in fused] == [9, 1, 2]  # RRF alone would put a.py first: it is in every list
+    decided = run_node(compiled, "should_rerank", {"query": "x", "limit": 1, "fused": fused,
+                                                   "candidate_lists": lists}, {})
+    assert decided["rerank_decision"] is False and "verbatim" in decided["trace"][0]["reason"]
 
 
 def test_route_after_merge_tries_one_rewrite_when_nothing_was_found():
