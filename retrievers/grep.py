@@ -377,7 +377,9 @@ MAX_EXACT_CHARS = 2_000
 MAX_EXACT_PHRASES = 8
 # A phrase found in more places than this says little about which one is meant.
 MAX_EXACT_LOCATIONS = 20
-QUOTED = re.compile("|".join(rf"{quote}([^{quote}\n]{{{MIN_QUOTED_CHARS},500}}){quote}" for quote in "\"'`"))
+# A message quoted in a question: several words between straight quotes. Backticks name code (symbol
+# matching's job), and a quoted single word is a name, not a message.
+QUOTED = re.compile("|".join(rf"(?<!\w){quote}([^{quote}\n]*\w\s+\w[^{quote}\n]*){quote}(?!\w)" for quote in "\"'"))
 CODE_MARK = re.compile(r"[()\[\]{}=;<>\"'`]|\w[._]\w|[a-z][A-Z]")
 PHRASE_TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_SCAN_TOKENS = 6
@@ -395,7 +397,8 @@ def exact_phrases(query: str) -> list[str]:
     candidates: list[str] = []
     if MIN_EXACT_CHARS <= len(text) <= MAX_EXACT_CHARS:
         candidates.append(text)
-    candidates += [next(group for group in match.groups() if group) for match in QUOTED.finditer(text)]
+    quoted = (next(group for group in match.groups() if group).strip() for match in QUOTED.finditer(text))
+    candidates += [message for message in quoted if MIN_QUOTED_CHARS <= len(message) <= MAX_EXACT_CHARS]
     if len(lines) > 1:
         candidates += [line for line in lines if len(line) >= MIN_EXACT_CHARS and CODE_MARK.search(line)]
     return list(dict.fromkeys(candidate.strip() for candidate in candidates))[:MAX_EXACT_PHRASES]

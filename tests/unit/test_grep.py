@@ -154,6 +154,9 @@ def test_exact_phrases_take_the_query_quoted_strings_and_code_lines():
         'raise ValueError("frobnicator overheated")', "frobnicator overheated"]
     question = "why does 'connection reset by peer' appear when the pool is full?"
     assert exact_phrases(question) == [question, "connection reset by peer"]
+    # Apostrophes are not quotes, backticks name code, and one quoted word is a name, not a message.
+    assert exact_phrases("don't ask what's wrong with `find_object` or 'parse'") == [
+        "don't ask what's wrong with `find_object` or 'parse'"]
     report = ("The sync fails after an hour and I see this in the log output\nTraceback (most recent call last):\n"
               '  File "app/sync.py", line 12, in run\n    client.push(batch, retries=3)\nTimeoutError: boom')
     phrases = exact_phrases(report)
