@@ -20,6 +20,9 @@ CARD_IDENTIFIERS = 30
 SYMBOL_REPEAT = 3
 PATH_REPEAT = 2
 CODE_VIEW_MAX_LINES = 60
+# A doc comment written above a definition (``/** ... */``, ``///``, ``//``): part of the chunk's text, so it is
+# shown and literally searchable, but its words reach the indexes once, through the docstring in the card.
+_LEADING_COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*|$)")
 
 
 def words_of(identifier: str) -> str:
@@ -62,15 +65,24 @@ def card_text(chunk: Chunk, members: list[str] | None = None) -> str:
         parts.append(first_paragraph(chunk.docstring)[:400])
     if members:
         parts.append("members: " + " ".join(list(dict.fromkeys(members))[:CARD_IDENTIFIERS]))
-    identifiers = salient_identifiers(chunk.text, exclude={name})
+    identifiers = salient_identifiers(code_of(chunk), exclude={name})
     if identifiers:
         parts.append(" ".join(identifiers))
     return "\n".join(parts)
 
 
+def code_of(chunk: Chunk) -> str:
+    """The chunk's text without the doc comment written above it (its words are the docstring's)."""
+    if not chunk.docstring or chunk.language == "python" or chunk.part:
+        return chunk.text
+    lines = chunk.text.split("\n")
+    first_code = next((i for i, line in enumerate(lines) if not _LEADING_COMMENT_LINE.match(line)), len(lines))
+    return "\n".join(lines[first_code:])
+
+
 def code_text(chunk: Chunk) -> str:
     """The raw-code view: the chunk's first lines, prefixed with where it lives."""
-    body = "\n".join(chunk.text.splitlines()[:CODE_VIEW_MAX_LINES])
+    body = "\n".join(code_of(chunk).splitlines()[:CODE_VIEW_MAX_LINES])
     return f"{chunk.path} {chunk.symbol}\n{body}"
 
 
@@ -88,7 +100,7 @@ def lexical_tokens(chunk: Chunk) -> list[str]:
     name_tokens = tokenize_code(chunk.symbol.replace(".", " "))
     path_tokens = tokenize_code(module_words(chunk.path))
     return (
-        tokenize_code(chunk.text)
+        tokenize_code(code_of(chunk))
         + tokenize_code(chunk.signature)
         + name_tokens * SYMBOL_REPEAT
         + path_tokens * PATH_REPEAT

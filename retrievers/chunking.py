@@ -64,10 +64,15 @@ def window_chunks(path: str, source: str, language: str = "text") -> list[Chunk]
 
 
 def numbered_chunks(template: Chunk, numbered: list[tuple[int, str]], max_lines: int) -> list[Chunk]:
-    """``template`` with the text of ``numbered`` lines: one chunk, or overlapping windows when long."""
+    """``template`` with the text of ``numbered`` lines: one chunk, or overlapping windows when long.
+
+    The first chunk spans the whole definition (``template``'s lines), as the definition's result; each
+    continuation window spans its own lines.
+    """
     chunks: list[Chunk] = []
     for window in windows(segments_of(numbered), max_lines):
-        chunks.append(replace(template, start_line=window[0][0], end_line=window[-1][0],
+        end_line = max(window[-1][0], template.end_line) if not chunks else window[-1][0]
+        chunks.append(replace(template, start_line=window[0][0], end_line=end_line,
                               text=window_text(window), part=len(chunks)))
     return chunks
 

@@ -123,7 +123,8 @@ def definition_chunks(placed: Placed, file: SourceFile, signature_text: str, chi
             kind=definition.kind,
             symbol=definition.symbol,
             start_line=window[0][0],
-            end_line=window[-1][0],
+            # the first chunk spans the whole definition (its result); continuation windows their own lines
+            end_line=window[-1][0] if chunks else max(window[-1][0], placed.end_line),
             text=window_text(window),
             signature=signature_text,
             docstring=placed.docstring,
@@ -149,7 +150,7 @@ def module_chunks(file: SourceFile, held: bytearray) -> list[Chunk]:
             kind="module",
             symbol=PurePosixPath(file.path).stem,
             start_line=window[0][0],
-            end_line=window[-1][0],
+            end_line=window[-1][0] if chunks else numbered[-1][0],
             text=window_text(window),
             is_test=file.path_is_test,
             part=len(chunks),
