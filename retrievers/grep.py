@@ -184,16 +184,20 @@ def _collect_literals(items: list, found: list[str]) -> None:
 # --------------------------------------------------------------------------- matching lines
 @dataclass
 class LineMatch:
-    """One matching line."""
+    """One matching line; its number is counted only if it is shown (counting newlines is the costly part)."""
 
     path: str
-    line: int
+    offset: int  # where the line starts in the file's bytes
     text: str
     column: int  # characters before the match on its line
     width: int  # characters of the match on its line
-    line_count: int  # lines in the file (for file-level results)
     definition: bool = False
     score: float = 0.0
+    data: bytes = field(default=b"", repr=False)
+
+    @property
+    def line(self) -> int:  # noqa: D102
+        return self.data.count(b"\n", 0, self.offset) + 1
 
 
 @dataclass
@@ -205,15 +209,15 @@ class LineSearch:
     stopped: str = ""
 
 
-def lines_in(data: bytes, pattern: Pattern) -> Iterator[tuple[int, int, int, int, int]]:
-    """``(line number, line start, line end, match start, match end)`` of each matching line, in order.
+def line_spans(data: bytes, pattern: Pattern) -> Iterator[tuple[int, int, int, int]]:
+    """``(line start, line end, match start, match end)`` of each matching line, in order.
 
     A regex with a required literal first jumps from one occurrence of the literal to the next
     (``bytes.find``, what ripgrep does with SIMD) and matches only those lines: every match holds
     the literal and stays within a line. Where the literal turns out to be common (more than one
     per ``SPARSE_ANCHOR_BYTES`` of the file), the rest of the file is scanned by the regex itself.
     """
-    line, counted_to, position = 1, 0, 0
+    position = 0
     size = len(data)
     if pattern.anchor:
         jumps_left = size // SPARSE_ANCHOR_BYTES + 1
@@ -227,24 +231,28 @@ def lines_in(data: bytes, pattern: Pattern) -> Iterator[tuple[int, int, int, int
             line_end = size if line_end < 0 else line_end
             match = pattern.regex.search(data, line_start, line_end)  # type: ignore[attr-defined]
             if match is not None:
-                start, end = match.span()
-                line += data.count(b"\n", counted_to, start)
-                counted_to = start
-                yield line, line_start, line_end, start, end
+                yield (line_start, line_end, *match.span())
             position = line_end + 1
     while position <= size:
         found = pattern.find(data, position)
         if found is None:
             return
         start, end = found
-        line += data.count(b"\n", counted_to, start)
-        counted_to = start
         line_start = data.rfind(b"\n", 0, start) + 1
         line_end = data.find(b"\n", start)
         line_end = size if line_end < 0 else line_end
-        yield line, line_start, line_end, start, end
+        yield line_start, line_end, start, end
         # One result per line; a match spanning lines goes on after its end.
         position = max(line_end + 1, end)
+
+
+def lines_in(data: bytes, pattern: Pattern) -> Iterator[tuple[int, int, int, int, int]]:
+    """:func:`line_spans` with the line number first: ``(line, line start, line end, match start, match end)``."""
+    line, counted_to = 1, 0
+    for line_start, line_end, start, end in line_spans(data, pattern):
+        line += data.count(b"\n", counted_to, line_start)
+        counted_to = line_start
+        yield line, line_start, line_end, start, end
 
 
 def is_definition_line(text: str, column: int, width: int) -> bool:
@@ -277,8 +285,7 @@ def search_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
         if time.monotonic() > deadline:
             found.complete, found.stopped = False, f"stopped after {budget_s:g}s"
             break
-        line_count = data.count(b"\n") + 1
-        for line, line_start, line_end, start, end in lines_in(data, pattern):
+        for line_start, line_end, start, end in line_spans(data, pattern):
             if len(found.matches) >= max_lines:
                 found.complete, found.stopped = False, f"stopped after {max_lines:,} matching lines"
                 return found
@@ -286,8 +293,8 @@ def search_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
             text = raw.decode("utf-8", "replace").rstrip("\r")
             column = len(data[line_start:start].decode("utf-8", "replace"))
             width = len(data[start:min(end, line_end)].decode("utf-8", "replace"))
-            found.matches.append(LineMatch(path, line, text, column, width, line_count,
-                                           is_definition_line(text, column, width)))
+            found.matches.append(LineMatch(path, line_start, text, column, width,
+                                           is_definition_line(text, column, width), data=data))
     return found
 
 
@@ -295,7 +302,7 @@ def rank_lines(matches: list[LineMatch], priority: Callable[[str], float]) -> li
     """Score each line (focus factor x definition or use) and sort: best first, then path and line."""
     for match in matches:
         match.score = priority(match.path) * (DEFINITION_SCORE if match.definition else USE_SCORE)
-    return sorted(matches, key=lambda m: (-m.score, m.path, m.line))
+    return sorted(matches, key=lambda m: (-m.score, m.path, m.offset))
 
 
 @dataclass
@@ -355,13 +362,14 @@ def nearest(spans: list[ChunkSpan], line: int) -> ChunkSpan | None:
 
 def line_result(match: LineMatch, spans: list[ChunkSpan]) -> dict:
     """The public result of a matching line: the shared result fields plus ``line``."""
-    span = innermost(spans, match.line)
+    line = match.line
+    span = innermost(spans, line)
     if span is None:  # a module-level line no chunk covers: the file is the answer
-        symbol, kind, first, last = PurePosixPath(match.path).stem, "module", 1, match.line_count
+        symbol, kind, first, last = PurePosixPath(match.path).stem, "module", 1, match.data.count(b"\n") + 1
     else:
         symbol, kind, first, last = span.symbol, span.kind, span.start_line, span.end_line
     return {"path": match.path, "start_line": first, "end_line": last, "symbol": symbol, "kind": kind,
-            "score": round(match.score, 4), "snippet": match.text[:SNIPPET_CHARS], "line": match.line}
+            "score": round(match.score, 4), "snippet": match.text[:SNIPPET_CHARS], "line": line}
 
 
 def results_for(connection: sqlite3.Connection, matches: list[LineMatch]) -> list[dict]:

@@ -119,7 +119,8 @@ def test_uses_are_not_definitions(line, needle):
 
 def test_ranking_puts_focus_first_then_definitions_then_path_order():
     def match(path: str, line: int, definition: bool) -> LineMatch:
-        return LineMatch(path, line, "", 0, 1, 10, definition)
+        data = b"x\n" * 20
+        return LineMatch(path, 2 * (line - 1), "x", 0, 1, definition, data=data)
 
     factors = {"src/a.py": 1.0, "src/b.py": 1.0, "tests/test_a.py": 0.5}
     ranked = rank_lines([match("tests/test_a.py", 1, True), match("src/b.py", 9, False),
