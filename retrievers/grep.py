@@ -32,7 +32,7 @@ from .textstore import TextStore
 
 MODES = ("literal", "regex")
 MAX_PATTERN_CHARS = 10_000
-MAX_MATCHED_LINES = 2_000
+MAX_MATCHED_LINES = 1_000  # as many as a caller may ask to see (MAX_MATCH_LIMIT)
 TIME_BUDGET_S = 5.0
 SNIPPET_CHARS = 300
 DEFINITION_SCORE = 1.0
@@ -45,16 +45,17 @@ SPARSE_ANCHOR_BYTES = 4_000
 
 MODIFIERS = (r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
              r"async|unsafe|extern|override|readonly|declare|sealed|synchronized|native|const|open|inline)\s+)")
-NAME = r"(?P<name>[A-Za-z_$][\w$]*)"
-DEFINITION_LINES = [re.compile(pattern) for pattern in (
+NAME = r"[A-Za-z_$][\w$]*"
+# One regex, three shapes of line, each naming the defined name in its own group (one match call per line).
+DEFINITION_LINE = re.compile("|".join((
     # keyword definitions in every indexed language: def, class, fn, func (with a Go receiver), type, let...
     rf"^\s*{MODIFIERS}*(?:def|class|function\*?|func|fn|interface|type|struct|enum|trait|record|module|namespace|"
-    rf"macro_rules!|let|var|const|val)\s+(?:\([^)]*\)\s*)?{NAME}",
+    rf"macro_rules!|let|var|const|val)\s+(?:\([^)]*\)\s*)?(?P<keyword>{NAME})",
     # a typed declaration with at least one modifier (Java, C#, TypeScript members)
-    rf"^\s*{MODIFIERS}+(?:[\w$<>\[\],.?]+\s+)+{NAME}\s*[(=;:]",
+    rf"^\s*{MODIFIERS}+(?:[\w$<>\[\],.?]+\s+)+(?P<typed>{NAME})\s*[(=;:]",
     # an assignment at the start of a line (module constants, Go ``X := ...``, class attributes)
-    rf"^\s*{NAME}\s*(?::[^=\n]*)?:?=(?!=)",
-)]
+    rf"^\s*(?P<assigned>{NAME})\s*(?::[^=\n]*)?:?=(?!=)",
+)))
 
 
 class PatternError(ValueError):
@@ -261,11 +262,11 @@ def is_definition_line(text: str, column: int, width: int) -> bool:
     ``def parse_args(`` and ``parse_args`` both do on ``def parse_args(argv):``; ``def`` and ``parse``
     do not, nor does ``parse_args`` on ``def test_parse_args():`` (a definition of another name).
     """
-    for pattern in DEFINITION_LINES:
-        found = pattern.match(text)
-        if found and column <= found.start("name") and column + width >= found.end("name"):
-            return True
-    return False
+    found = DEFINITION_LINE.match(text)
+    if found is None:
+        return False
+    name = found.lastgroup or ""
+    return column <= found.start(name) and column + width >= found.end(name)
 
 
 def search_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
@@ -291,8 +292,11 @@ def search_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
                 return found
             raw = data[line_start:line_end]
             text = raw.decode("utf-8", "replace").rstrip("\r")
-            column = len(data[line_start:start].decode("utf-8", "replace"))
-            width = len(data[start:min(end, line_end)].decode("utf-8", "replace"))
+            if len(text) == len(raw):  # ASCII: byte offsets are character offsets
+                column, width = start - line_start, min(end, line_end) - start
+            else:
+                column = len(data[line_start:start].decode("utf-8", "replace"))
+                width = len(data[start:min(end, line_end)].decode("utf-8", "replace"))
             found.matches.append(LineMatch(path, line_start, text, column, width,
                                            is_definition_line(text, column, width), data=data))
     return found
