@@ -46,6 +46,9 @@ SPARSE_ANCHOR_BYTES = 4_000
 MODIFIERS = (r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
              r"async|unsafe|extern|override|readonly|declare|sealed|synchronized|native|const|open|inline)\s+)")
 NAME = r"[A-Za-z_$][\w$]*"
+# Words that start statements, never a field's name (``return err``, ``go run()``, ``defer f()``).
+STATEMENT_WORDS = (r"(?:return|go|defer|goto|break|continue|fallthrough|else|case|default|package|import|yield|"
+                   r"raise|await|throw|delete|typeof|new|assert|del|pass|print|not|in|is|panic)")
 # One regex, three shapes of line, each naming the defined name in its own group (one match call per line).
 DEFINITION_LINE = re.compile("|".join((
     # keyword definitions in every indexed language: def, class, fn, func (with a Go receiver), type, let...
@@ -55,6 +58,11 @@ DEFINITION_LINE = re.compile("|".join((
     rf"^\s*{MODIFIERS}+(?:[\w$<>\[\],.?]+\s+)+(?P<typed>{NAME})\s*[(=;:]",
     # an assignment at the start of a line (module constants, Go ``X := ...``, class attributes)
     rf"^\s*(?P<assigned>{NAME})\s*(?::[^=\n]*)?:?=(?!=)",
+    # an annotated member: ``name: str``, ``name?: Type;`` (Python and TypeScript fields, object keys)
+    rf"^\s*{MODIFIERS}*(?P<member>{NAME})\??\s*:\s*[^\s=].*$",
+    # a Go struct field or interface method: ``Name Type``, ``Run func(cmd *Command)``, ``Close() error``
+    rf"^\s*(?!{STATEMENT_WORDS}\b)(?P<field>{NAME})(?:\s+(?:func\b.*|[*\[\]]*[A-Za-z_][\w.]*(?:\[[^\]]*\])?"
+    rf"(?:\s+`[^`]*`)?\s*(?://.*)?)|\([^)]*\)[\w*\[\](), .\t]*(?://.*)?)$",
 )))
 
 

@@ -101,6 +101,11 @@ def test_regexes_match_within_lines_like_grep():
     ("macro_rules! bail {", "bail"),
     ("DEFAULT_TIMEOUT = 30", "DEFAULT_TIMEOUT"),
     ("var ErrClosed = errors.New(\"closed\")", "ErrClosed"),
+    ("\tValidArgsFunction func(cmd *Command, args []string) ([]string, Directive)", "ValidArgsFunction"),
+    ("\tName string `json:\"name\"` // shown in help", "Name"),
+    ("\tClose() error", "Close"),
+    ("    retries: int = 3", "retries"),
+    ("  onSuccess?: (data: TData) => void;", "onSuccess"),
 ])
 def test_definition_lines_of_the_matched_name(line, needle):
     assert is_definition_line(line, line.index(needle), len(needle))
@@ -112,6 +117,10 @@ def test_definition_lines_of_the_matched_name(line, needle):
     ("def parse_args(argv):", "def"),
     ("    self.entries.append(entry)", "append"),
     ("if DEFAULT_TIMEOUT == 30:", "DEFAULT_TIMEOUT"),
+    ("\treturn err", "return"),
+    ("\tdefer conn.Close()", "defer"),
+    ("    else:", "else"),
+    ("\tcmd.Run(args)", "cmd"),
 ])
 def test_uses_are_not_definitions(line, needle):
     assert not is_definition_line(line, line.index(needle), len(needle))
