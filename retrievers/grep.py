@@ -400,9 +400,18 @@ MAX_EXACT_LOCATIONS = 20
 # A message quoted in a question: several words between straight quotes. Backticks name code (symbol
 # matching's job), and a quoted single word is a name, not a message.
 QUOTED = re.compile("|".join(rf"(?<!\w){quote}([^{quote}\n]*\w\s+\w[^{quote}\n]*){quote}(?!\w)" for quote in "\"'"))
-CODE_MARK = re.compile(r"[()\[\]{}=;<>\"'`]|\w[._]\w|[a-z][A-Z]")
+# A line of code, not prose: a call, an assignment, a brace or semicolon, or a statement keyword first.
+CODE_LINE = re.compile(r"\w\(|[^=!<>]=[^=]|[{};]|^(?:def|class|return|raise|import|from|if|elif|for|while|with|"
+                       r"func|fn|let|const|var|throw|try|catch|assert|await|yield|pub|public|private)\b")
 PHRASE_TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_SCAN_TOKENS = 6
+PLAIN_WORDS = re.compile(r"\w+(?: \w+)*")
+QUESTION_WORDS = frozenset("how what where why which when who whom whose does do did is are was can could should "
+                           "would will find show list".split())
+# The longest words of a phrase narrow its candidates enough; more trigrams cost more than they save.
+TOLERANT_LITERALS = 3
+# Each trigram costs a doclist read; a dozen from the longest words narrow a phrase's files well enough.
+EXACT_TRIGRAMS = 12
 TOLERANT_EVIDENCE = 0.9
 
 
@@ -414,14 +423,30 @@ def exact_phrases(query: str) -> list[str]:
     """
     text = query.strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    code_lines = [line for line in lines if len(line) >= MIN_EXACT_CHARS and CODE_LINE.search(line)]
     candidates: list[str] = []
-    if MIN_EXACT_CHARS <= len(text) <= MAX_EXACT_CHARS:
+    # One line (not a question in words), or a block that is mostly code; an issue report as a whole is
+    # never in the code.
+    pasted = (len(lines) == 1 and not is_prose_question(text)) or 2 * len(code_lines) >= len(lines)
+    if MIN_EXACT_CHARS <= len(text) <= MAX_EXACT_CHARS and pasted:
         candidates.append(text)
     quoted = (next(group for group in match.groups() if group).strip() for match in QUOTED.finditer(text))
     candidates += [message for message in quoted if MIN_QUOTED_CHARS <= len(message) <= MAX_EXACT_CHARS]
     if len(lines) > 1:
-        candidates += [line for line in lines if len(line) >= MIN_EXACT_CHARS and CODE_MARK.search(line)]
+        candidates += code_lines
     return list(dict.fromkeys(candidate.strip() for candidate in candidates))[:MAX_EXACT_PHRASES]
+
+
+def plain_pattern(words: str) -> Pattern:
+    """A literal for a phrase of plain words, narrowed by its longest words' trigrams (not the spaces')."""
+    longest = sorted(words.split(), key=len, reverse=True)[:TOLERANT_LITERALS]
+    return Pattern("literal", words, tuple(longest), needle=words.encode("utf-8", "replace"))
+
+
+def is_prose_question(text: str) -> bool:
+    """``how does json decode a string``: a question in words, which nobody pasted from the code."""
+    first = text.split(maxsplit=1)[0].lower() if text.split() else ""
+    return first in QUESTION_WORDS and CODE_LINE.search(text) is None
 
 
 def tolerant_pattern(phrase: str) -> Pattern | None:
@@ -443,7 +468,8 @@ def tolerant_pattern(phrase: str) -> Pattern | None:
         compiled = re2.compile("".join(parts), quiet_options())
     except re2.error:  # a pasted block too large for RE2's memory budget
         return None
-    return Pattern("regex", phrase, tuple(words[:8]), regex=compiled)
+    # No anchor: a pasted phrase may span lines in the code, and anchor jumps match within one line.
+    return Pattern("regex", phrase, tuple(words[:TOLERANT_LITERALS]), regex=compiled)
 
 
 def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> list[tuple[str, int, float]]:
@@ -455,10 +481,12 @@ def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> l
     A phrase without a word of three characters (``"0 1 x 2",``) has nothing for the trigram index:
     every text is scanned, if the phrase has enough tokens to be worth it.
     """
-    pattern = tolerant_pattern(phrase)
+    words = " ".join(phrase.split())
+    # Words and single spaces only (a message, a sentence): found as written, at memchr speed.
+    pattern = plain_pattern(words) if PLAIN_WORDS.fullmatch(words) else tolerant_pattern(phrase)
     if pattern is None or (not pattern.literals and len(PHRASE_TOKEN.findall(phrase)) < MIN_SCAN_TOKENS):
         return []
-    ids = store.candidate_ids(pattern.literals)
+    ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
     if ids is not None and not ids:
         return []
     verbatim = phrase.encode("utf-8", "replace")

@@ -74,16 +74,16 @@ def clear_texts(connection: sqlite3.Connection) -> None:
     connection.execute("INSERT INTO texts_fts (texts_fts) VALUES ('delete-all')")
 
 
-def trigrams(literals: Iterable[str]) -> list[str]:
-    """The distinct trigrams of the literals (those shorter than three characters have none)."""
+def trigrams(literals: Iterable[str], most: int = MAX_QUERY_TRIGRAMS) -> list[str]:
+    """The distinct trigrams of the literals, at most ``most`` of them spread evenly (short literals have none)."""
     found: dict[str, None] = {}
     for literal in literals:
         for start in range(len(literal) - TRIGRAM + 1):
             found.setdefault(literal[start : start + TRIGRAM])
     grams = list(found)
-    if len(grams) > MAX_QUERY_TRIGRAMS:
-        step = len(grams) / MAX_QUERY_TRIGRAMS
-        grams = [grams[int(i * step)] for i in range(MAX_QUERY_TRIGRAMS)]
+    if len(grams) > most:
+        step = len(grams) / most
+        grams = [grams[int(i * step)] for i in range(most)]
     return grams
 
 
@@ -119,9 +119,12 @@ class TextStore:
         self.connection = connection
         self.cache = cache
 
-    def candidate_ids(self, literals: Sequence[str]) -> list[int] | None:
-        """Ids of the texts that contain every trigram of ``literals``; ``None``: no trigram to narrow by."""
-        grams = trigrams(literals)
+    def candidate_ids(self, literals: Sequence[str], most: int = MAX_QUERY_TRIGRAMS) -> list[int] | None:
+        """Ids of the texts that contain every trigram of ``literals`` (``most`` of them at most).
+
+        ``None``: no trigram to narrow by.
+        """
+        grams = trigrams(literals, most)
         if not grams:
             return None
         return [row[0] for row in self.connection.execute(

@@ -160,10 +160,12 @@ def test_a_line_no_chunk_covers_goes_to_the_module_or_the_nearest_definition():
 # --------------------------------------------------------------------------- exact phrases
 def test_exact_phrases_take_the_query_quoted_strings_and_code_lines():
     assert exact_phrases("short") == []
+    assert exact_phrases("how does the parser handle a trailing comma") == []  # a question, not a paste
+    assert exact_phrases("where is config_path(name) resolved") == ["where is config_path(name) resolved"]
     assert exact_phrases('    raise ValueError("frobnicator overheated")  ') == [
         'raise ValueError("frobnicator overheated")', "frobnicator overheated"]
     question = "why does 'connection reset by peer' appear when the pool is full?"
-    assert exact_phrases(question) == [question, "connection reset by peer"]
+    assert exact_phrases(question) == ["connection reset by peer"]  # the question itself is not a paste
     # Apostrophes are not quotes, backticks name code, and one quoted word is a name, not a message.
     assert exact_phrases("don't ask what's wrong with `find_object` or 'parse'") == [
         "don't ask what's wrong with `find_object` or 'parse'"]
