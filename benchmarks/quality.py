@@ -41,6 +41,7 @@ METHODS = {
                                           "name": 1.0}},
     "no-focus": {"focus": "all"},
     "no-kind-priors": {"kind_priors": False},
+    "no-exact": {"exact": False},
 }
 
 

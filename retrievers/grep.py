@@ -423,17 +423,16 @@ def exact_phrases(query: str) -> list[str]:
     """
     text = query.strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    code_lines = [line for line in lines if len(line) >= MIN_EXACT_CHARS and CODE_LINE.search(line)]
     candidates: list[str] = []
     # One line (not a question in words), or a block that is mostly code; an issue report as a whole is
     # never in the code.
-    pasted = (len(lines) == 1 and not is_prose_question(text)) or 2 * len(code_lines) >= len(lines)
+    pasted = (len(lines) == 1 and not is_prose_question(text)) or is_code_block(text)
     if MIN_EXACT_CHARS <= len(text) <= MAX_EXACT_CHARS and pasted:
         candidates.append(text)
     quoted = (next(group for group in match.groups() if group).strip() for match in QUOTED.finditer(text))
     candidates += [message for message in quoted if MIN_QUOTED_CHARS <= len(message) <= MAX_EXACT_CHARS]
     if len(lines) > 1:
-        candidates += code_lines
+        candidates += [line for line in lines if is_code_line(line)]
     return list(dict.fromkeys(candidate.strip() for candidate in candidates))[:MAX_EXACT_PHRASES]
 
 
@@ -441,6 +440,17 @@ def plain_pattern(words: str) -> Pattern:
     """A literal for a phrase of plain words, narrowed by its longest words' trigrams (not the spaces')."""
     longest = sorted(words.split(), key=len, reverse=True)[:TOLERANT_LITERALS]
     return Pattern("literal", words, tuple(longest), needle=words.encode("utf-8", "replace"))
+
+
+def is_code_line(line: str) -> bool:
+    """A line of code worth looking up verbatim (long enough, and a call, assignment, brace or keyword)."""
+    return len(line.strip()) >= MIN_EXACT_CHARS and CODE_LINE.search(line.strip()) is not None
+
+
+def is_code_block(text: str) -> bool:
+    """Several lines, at least half of them code: a pasted block rather than a report about one."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) > 1 and 2 * sum(is_code_line(line) for line in lines) >= len(lines)
 
 
 def is_prose_question(text: str) -> bool:

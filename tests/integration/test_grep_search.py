@@ -52,7 +52,8 @@ FILES = {
     "tests/test_core.py": "from engine.core import compute_checksum\n\n\ndef test_compute_checksum():\n"
                           "    assert compute_checksum(b'ab') == 195\n",
     "web/checksum.ts": "export function computeChecksum(data: Uint8Array): number {\n"
-                       "  let total = 0;\n  for (const byte of data) { total += byte; }\n  return total & 0xffff;\n}\n\n"
+                       "  let total = 0;\n  for (const byte of data) { total += byte; }\n"
+                       "  return total & 0xffff;\n}\n\n"
                        "export const verifyChecksum = (data: Uint8Array, expected: number) =>\n"
                        "  computeChecksum(data) === expected;\n",
     "cmd/main.go": "package main\n\nimport \"fmt\"\n\n// ComputeChecksum folds bytes to 16 bits.\n"
@@ -179,6 +180,12 @@ def test_a_quoted_message_inside_a_question_and_the_innermost_definition(indexed
     assert hits[0].symbol == "calibrate_frobnicator"
     hits, _ = searcher.search("self.entries.append((entry, digest))", 5)
     assert hits[0].symbol == "Ledger.record"  # the method, not the class around it
+
+
+def test_a_pasted_block_longer_than_a_question_still_finds_its_definition(indexed):
+    block = "\n".join(f"    total += step_{n} * factor" for n in range(200, 215))  # 75 words, a long input
+    hits, _ = indexed["searcher"].search(block + f'\nif total > limit:\n    raise ValueError("{MESSAGE}")', 3)
+    assert hits[0].symbol == "calibrate_frobnicator"
 
 
 def test_the_graph_routes_modes_and_keeps_exact_evidence(indexed):

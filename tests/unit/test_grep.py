@@ -14,6 +14,7 @@ from retrievers.grep import (
     compile_pattern,
     exact_phrases,
     innermost,
+    is_code_block,
     is_definition_line,
     lines_in,
     nearest,
@@ -174,6 +175,13 @@ def test_exact_phrases_take_the_query_quoted_strings_and_code_lines():
     phrases = exact_phrases(report)
     assert "client.push(batch, retries=3)" in phrases
     assert "The sync fails after an hour and I see this in the log output" not in phrases  # prose line
+
+
+def test_a_block_of_code_is_told_from_a_report_about_it():
+    block = "def load(path):\n    with open(path) as handle:\n        return json.load(handle)\n"
+    report = ("Loading fails since the upgrade and I do not know why at all\nIt worked fine last week on my laptop\n"
+              "    return json.load(handle)\n")
+    assert is_code_block(block) and not is_code_block(report) and not is_code_block("x = compute(1, 2, 3, 4)")
 
 
 def test_tolerant_patterns_ignore_indentation_and_spacing_around_punctuation():
