@@ -406,8 +406,10 @@ CODE_LINE = re.compile(r"\w\(|[^=!<>]=[^=]|[{};]|^(?:def|class|return|raise|impo
 PHRASE_TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_SCAN_TOKENS = 6
 PLAIN_WORDS = re.compile(r"\w+(?: \w+)*")
-QUESTION_WORDS = frozenset("how what where why which when who whom whose does do did is are was can could should "
-                           "would will find show list".split())
+WH_WORDS = frozenset("how what where why which when who whom whose".split())
+AUXILIARIES = frozenset("does do did is are was were can could should would will".split())
+# Any of these in a text makes it code-like: brackets, operators, quotes, dotted or snake/camel names.
+CODE_MARK = re.compile(r"[()\[\]{}=;:<>\"'`]|\w[._]\w|[a-z][A-Z]")
 # The longest words of a phrase narrow its candidates enough; more trigrams cost more than they save.
 TOLERANT_LITERALS = 3
 # Each trigram costs a doclist read; a dozen from the longest words narrow a phrase's files well enough.
@@ -454,9 +456,16 @@ def is_code_block(text: str) -> bool:
 
 
 def is_prose_question(text: str) -> bool:
-    """``how does json decode a string``: a question in words, which nobody pasted from the code."""
-    first = text.split(maxsplit=1)[0].lower() if text.split() else ""
-    return first in QUESTION_WORDS and CODE_LINE.search(text) is None
+    """``how does json decode a string``: a question in plain words, which nobody pasted from the code.
+
+    It opens with a wh-word (or with an auxiliary and ends with ``?``) and has no mark of code at all;
+    ``are desired between two values, simply use`` (a docstring line) is not one.
+    """
+    words = text.split()
+    if not words or CODE_MARK.search(QUOTED.sub(" ", text)):  # a quoted message is part of the question
+        return False
+    first = words[0].lower()
+    return first in WH_WORDS or (first in AUXILIARIES and text.rstrip().endswith("?"))
 
 
 def tolerant_pattern(phrase: str) -> Pattern | None:

@@ -162,6 +162,9 @@ def test_a_line_no_chunk_covers_goes_to_the_module_or_the_nearest_definition():
 def test_exact_phrases_take_the_query_quoted_strings_and_code_lines():
     assert exact_phrases("short") == []
     assert exact_phrases("how does the parser handle a trailing comma") == []  # a question, not a paste
+    assert exact_phrases("does the parser keep trailing commas?") == []
+    for pasted in ("are desired between two contiguous values, simply use", "where T: Iterator + Clone,"):
+        assert exact_phrases(pasted) == [pasted]
     assert exact_phrases("where is config_path(name) resolved") == ["where is config_path(name) resolved"]
     assert exact_phrases('    raise ValueError("frobnicator overheated")  ') == [
         'raise ValueError("frobnicator overheated")', "frobnicator overheated"]
