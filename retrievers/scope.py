@@ -94,7 +94,7 @@ class Scope:
         if not self.paths:
             return None
         try:
-            return pathspec.PathSpec.from_lines("gitwildmatch", self.paths)
+            return pathspec.PathSpec.from_lines("gitignore", self.paths)
         except (ValueError, TypeError) as error:
             raise ScopeError(f"invalid path filter: {error}") from None
 
