@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.tables import print_table  # noqa: E402
 from retrievers.grep import chunk_spans  # noqa: E402
 from retrievers.index import CodeIndex  # noqa: E402
 from retrievers.search import Searcher  # noqa: E402
@@ -159,11 +160,7 @@ def main() -> None:  # noqa: D103
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    columns = list(rows[0])
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in rows:
-        print("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    print_table(rows)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.tables import print_table  # noqa: E402
 from graphs.code_search import graph  # noqa: E402
 from graphs.llm import reset_llm_state  # noqa: E402
 from retrievers.index import CodeIndex  # noqa: E402
@@ -91,11 +92,7 @@ def main() -> None:  # noqa: D103
     if args.json:
         print(json.dumps(table, indent=2))
         return
-    columns = list(table[0])
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in table:
-        print("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    print_table(table)
     print(f"\nhanging endpoint: llm_timeout_s = {args.timeout}; budget per query = timeout + 100 ms")
 
 

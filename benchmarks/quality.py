@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.tables import print_table  # noqa: E402
 from retrievers.index import CodeIndex  # noqa: E402
 from retrievers.search import Searcher  # noqa: E402
 
@@ -233,15 +234,6 @@ def run_baselines(python: str, bench: Path, queries: Path, out_dir: Path, rulers
         rows.append({"method": f"baseline: {method}", **{k: round(v, 3) for k, v in overall.items()},
                      "p50_ms": timing.get("query_p50_ms", ""), "p95_ms": timing.get("query_p95_ms", "")})
     return rows
-
-
-def print_table(rows: list[dict]) -> None:
-    """A Markdown table, one row per method."""
-    columns = list(dict.fromkeys(k for row in rows for k in row))
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in rows:
-        print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
 
 
 def main() -> None:  # noqa: D103

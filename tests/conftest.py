@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,3 +44,18 @@ def isolated_settings(tmp_path_factory) -> Iterator[None]:
         patch.setattr(context_module, "_overrides_cache", {})
         patch.chdir(tmp_path_factory.mktemp("cwd"))
         yield
+
+
+@contextmanager
+def hang_deadline(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError in the main thread after ``seconds`` instead of letting a hang stall the suite."""
+    def expired(signum, frame):
+        raise TimeoutError(f"test exceeded its {seconds}s deadline (something hangs)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -7,7 +7,6 @@ way agents call it. Every test runs under a deadline, so a hang fails instead of
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +18,7 @@ from graphs.code_search import graph
 from graphs.nodes import InvalidSearchInput
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex
-from tests.conftest import isolated_settings
+from tests.conftest import hang_deadline, isolated_settings
 from tests.integration.test_grep_search import build_repo
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -30,14 +29,8 @@ CLI_TIMEOUT_S = 60
 
 @pytest.fixture(autouse=True)
 def deadline():
-    def expired(signum, frame):
-        raise TimeoutError(f"test exceeded its {TEST_DEADLINE_S}s deadline (something hangs)")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, TEST_DEADLINE_S)
-    yield
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, previous)
+    with hang_deadline(TEST_DEADLINE_S):
+        yield
 
 
 @pytest.fixture(scope="module")

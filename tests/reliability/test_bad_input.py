@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,7 @@ from graphs.nodes import MAX_QUERY_CHARS, InvalidSearchInput
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex, IndexError_
 from retrievers.search import Searcher
-from tests.conftest import isolated_settings
+from tests.conftest import hang_deadline, isolated_settings
 
 pytestmark = pytest.mark.slow
 
@@ -53,14 +52,8 @@ SYNTAX_ERRORS = {
 @pytest.fixture(autouse=True)
 def deadline():
     """Fail a test that runs longer than TEST_DEADLINE_S instead of hanging the suite."""
-    def expired(signum, frame):
-        raise TimeoutError(f"test exceeded its {TEST_DEADLINE_S}s deadline (something hangs)")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, TEST_DEADLINE_S)
-    yield
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, previous)
+    with hang_deadline(TEST_DEADLINE_S):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,8 @@ from retrievers.index import CodeIndex
 from tests.conftest import indexed_sample_repo
 
 RESULT_KEYS = {"path", "start_line", "end_line", "symbol", "kind", "score", "snippet"}
-NODE_NAMES = ("classify_intent", "grep", "lookup_symbol_graph", "should_rewrite", "rewrite", "decompose", "retrieve", "merge",
-              "should_rerank", "rerank", "adjust_focus")
+NODE_NAMES = ("classify_intent", "grep", "lookup_symbol_graph", "should_rewrite", "rewrite", "decompose", "retrieve",
+              "merge", "should_rerank", "rerank", "adjust_focus")
 QUESTION = "how are call edges saved into the database?"
 
 
