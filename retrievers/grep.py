@@ -403,6 +403,9 @@ QUOTED = re.compile("|".join(rf"(?<!\w){quote}([^{quote}\n]*\w\s+\w[^{quote}\n]*
 # A line of code, not prose: a call, an assignment, a brace or semicolon, or a statement keyword first.
 CODE_LINE = re.compile(r"\w\(|[^=!<>]=[^=]|[{};]|^(?:def|class|return|raise|import|from|if|elif|for|while|with|"
                        r"func|fn|let|const|var|throw|try|catch|assert|await|yield|pub|public|private)\b")
+# A bare name (``Store.save``, ``parse_args()``) is a question for symbol lookup, which ranks its definition;
+# as a pasted phrase it would rank the lines that use it.
+BARE_NAME = re.compile(r"[\w$#]+(?:(?:\.|::)[\w$#]+)*(?:\(\))?")
 PHRASE_TOKEN = re.compile(r"\w+|[^\w\s]")
 MIN_SCAN_TOKENS = 6
 PLAIN_WORDS = re.compile(r"\w+(?: \w+)*")
@@ -428,7 +431,7 @@ def exact_phrases(query: str) -> list[str]:
     candidates: list[str] = []
     # One line (not a question in words), or a block that is mostly code; an issue report as a whole is
     # never in the code.
-    pasted = (len(lines) == 1 and not is_prose_question(text)) or is_code_block(text)
+    pasted = (len(lines) == 1 and not is_prose_question(text) and not BARE_NAME.fullmatch(text)) or is_code_block(text)
     if MIN_EXACT_CHARS <= len(text) <= MAX_EXACT_CHARS and pasted:
         candidates.append(text)
     quoted = (next(group for group in match.groups() if group).strip() for match in QUOTED.finditer(text))

@@ -180,6 +180,14 @@ def test_exact_phrases_take_the_query_quoted_strings_and_code_lines():
     assert "The sync fails after an hour and I see this in the log output" not in phrases  # prose line
 
 
+def test_a_bare_name_is_left_to_symbol_lookup():
+    # As a pasted phrase it would rank the lines that call it above its definition.
+    for name in ("GraphStore.store_parse_result", "store_parse_result_for_all()", "crate::parse::read_header"):
+        assert exact_phrases(name) == []
+    assert exact_phrases("GraphStore.store_parse_result(store, result)") == [
+        "GraphStore.store_parse_result(store, result)"]
+
+
 def test_a_block_of_code_is_told_from_a_report_about_it():
     block = "def load(path):\n    with open(path) as handle:\n        return json.load(handle)\n"
     report = ("Loading fails since the upgrade and I do not know why at all\nIt worked fine last week on my laptop\n"
