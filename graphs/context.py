@@ -1,43 +1,45 @@
 """Run settings of the code-search graph: one dataclass, every field described.
 
-LangGraph Studio renders this as the run's configuration form. Defaults come from,
-in increasing priority: the field defaults below, a ``grepgraph.toml`` (``$GREPGRAPH_CONFIG``,
-else ``./grepgraph.toml``), environment variables ``GREPGRAPH_<FIELD>``, and finally
-what a caller passes as ``graph.invoke(..., context=...)``.
+LangGraph Studio renders this as the run's configuration form. Each field takes, in
+decreasing priority, what a caller passes as ``graph.invoke(..., context=...)``, the
+environment variable ``GREPGRAPH_<FIELD>``, ``grepgraph.toml`` (``$GREPGRAPH_CONFIG``, else
+the repository's), and the default below. The layers are decided in
+:mod:`retrievers.settings`; this module only names the fields.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from dataclasses import MISSING, dataclass, field, fields
-from pathlib import Path
-from typing import Any, get_type_hints
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
-
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
-CONFIG_FILENAME = "grepgraph.toml"
-
-
-def _setting(default: Any, description: str) -> Any:
-    return field(default=default, metadata={"description": description})
+from retrievers.settings import (
+    DEFAULT_LLM_BASE_URL,
+    RUN_TABLE,
+    default_of,
+    default_repo,
+    environment,
+    file_settings,
+    layered,
+)
+from retrievers.settings import setting as _setting
 
 
 @dataclass(kw_only=True)
 class Context:
-    """Settings for one run of the code-search graph."""
+    """Settings for one run of the code-search graph.
+
+    An instance remembers which fields its caller gave (``Context(limit=10)``: ``limit``, even though
+    10 is the default), so a value equal to the default still outranks the environment and the file.
+    """
 
     repo: str = _setting("", "Repository to search. Empty: $GREPGRAPH_REPO, else the working directory.")
     index_dir: str = _setting("", "Where the index lives. Empty: <repo>/.grepgraph.")
     chroma_url: str = _setting("", "A Chroma server URL (http://host:port) instead of the embedded database.")
     limit: int = _setting(10, "Results returned when the input does not say.")
     llm_enabled: bool = _setting(True, "Allow the local LLM at all (rewrite and rerank). False: never call it.")
-    llm_base_url: str = _setting("http://localhost:11434", "Ollama server URL.")
+    llm_base_url: str = _setting(DEFAULT_LLM_BASE_URL, "Ollama server URL (chat, and embeddings for ollama:<model>).")
     llm_model: str = _setting("qwen2.5:3b", "Ollama chat model used for rewriting and reranking.")
     llm_timeout_s: float = _setting(8.0, "Seconds one LLM call may take before search goes on without it.")
     llm_retry_after_s: float = _setting(
@@ -65,104 +67,42 @@ class Context:
         ORIGINAL_QUERY_WEIGHT, "RRF weight of the lists retrieved for the original query.")
     derived_query_weight: float = _setting(DERIVED_QUERY_WEIGHT, "RRF weight of lists from rewrites and sub-queries.")
 
-
-def _coerce(value: Any, annotation: Any) -> Any:
-    kind = annotation if isinstance(annotation, type) else type(annotation)
-    if annotation in (bool, "bool"):
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off", ""):
-            return False
-        raise ValueError(f"expected true/false, got {value!r}")
-    if annotation in (int, "int"):
-        return int(value)
-    if annotation in (float, "float"):
-        return float(value)
-    return str(value) if kind is not dict else value
+    def __new__(cls, **given: Any) -> Context:
+        """Note which fields the caller set (LangGraph builds the context as ``Context(**context)``)."""
+        instance = super().__new__(cls)
+        instance.__dict__["_given"] = frozenset(given)
+        return instance
 
 
-def config_file() -> Path | None:
-    """The TOML config in use: ``$GREPGRAPH_CONFIG`` or ``./grepgraph.toml`` if present."""
-    explicit = os.environ.get("GREPGRAPH_CONFIG")
-    if explicit:
-        return Path(explicit)
-    local = Path.cwd() / CONFIG_FILENAME
-    return local if local.is_file() else None
+def given_values(context: Context | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The settings a caller set: a mapping's keys, or the fields a :class:`Context` was built with.
+
+    A field changed after construction counts too (it differs from its default).
+    """
+    if context is None:
+        return {}
+    if not isinstance(context, Context):
+        return dict(context)
+    given = context.__dict__.get("_given", frozenset())
+    return {f.name: getattr(context, f.name) for f in fields(Context)
+            if f.name in given or getattr(context, f.name) != default_of(f)}
 
 
-def load_overrides(path: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
-    """Settings from the TOML file (its ``[grepgraph]`` table or top level) and ``GREPGRAPH_*`` variables."""
-    environ = dict(os.environ) if environ is None else environ
-    hints = get_type_hints(Context)
-    names = {f.name for f in fields(Context)}
-    values: dict[str, Any] = {}
-    path = path or config_file()
-    if path is not None:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-        table = data.get("grepgraph", data)
-        unknown = sorted(set(table) - names)
-        if unknown:
-            raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}")
-        for key, value in table.items():
-            try:
-                values[key] = _coerce(value, hints[key])
-            except (TypeError, ValueError) as error:
-                raise ValueError(f"{path}: {key} = {value!r}: {error}") from None
-    for name in names:
-        raw = environ.get(f"GREPGRAPH_{name.upper()}")
-        if raw is not None:
-            try:
-                values[name] = _coerce(raw, hints[name])
-            except ValueError as error:
-                raise ValueError(f"GREPGRAPH_{name.upper()}={raw!r}: {error}") from None
-    return values
+def resolve_context(context: Context | Mapping[str, Any] | None = None) -> Context:
+    """Every setting from the first layer that has it: caller, environment, ``grepgraph.toml``, default.
 
-
-# Every node resolves the context; re-reading the file and environment at most once a second
-# keeps that off the hot path while edits to grepgraph.toml still apply without a restart.
-OVERRIDES_TTL_S = 1.0
-_overrides_cache: dict[str, Any] = {}
-
-
-def cached_overrides() -> dict[str, Any]:
-    """:func:`load_overrides`, re-read at most every ``OVERRIDES_TTL_S`` seconds."""
-    now = time.monotonic()
-    environ = {k: v for k, v in os.environ.items() if k.startswith("GREPGRAPH_")}
-    cached = _overrides_cache.get("value")
-    if cached is None or now - _overrides_cache["at"] > OVERRIDES_TTL_S or _overrides_cache["environ"] != environ:
-        cached = load_overrides()
-        _overrides_cache.update(value=cached, at=now, environ=environ)
-    return dict(cached)
-
-
-def resolve_context(context: Context | dict | None = None) -> Context:
-    """Defaults, then file and environment, then the caller's explicit values; repo made absolute."""
-    merged = cached_overrides()
-    if isinstance(context, Context):
-        explicit = {f.name: getattr(context, f.name) for f in fields(Context)
-                    if getattr(context, f.name) != _default(f)}
-    else:
-        explicit = dict(context or {})
-    merged.update({k: v for k, v in explicit.items() if v is not None})
-    unknown = sorted(set(merged) - {f.name for f in fields(Context)})
-    if unknown:
-        raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
-    resolved = Context(**merged)
-    if not resolved.repo:
-        resolved.repo = os.environ.get("GREPGRAPH_REPO") or os.getcwd()
-    return resolved
-
-
-def _default(f: Any) -> Any:
-    if f.default is not MISSING:
-        return f.default
-    return f.default_factory() if f.default_factory is not MISSING else None
+    The file is the repository's own ``grepgraph.toml`` (or ``$GREPGRAPH_CONFIG``), so the repository is
+    settled first: the caller's, else ``$GREPGRAPH_REPO``, else ``$GREPGRAPH_CONFIG``'s ``repo``, else cwd.
+    """
+    given = given_values(context)
+    environ = environment()
+    repo = given.get("repo") or default_repo(environ)
+    file_values, path = file_settings(repo, RUN_TABLE, environ)
+    values, _ = layered(Context, {**given, "repo": repo}, environ, file_values, path)
+    return Context(**values)
 
 
 def describe_settings() -> list[tuple[str, Any, str]]:
     """``(name, default, description)`` of every setting (for ``grepgraph init`` and docs)."""
-    return [(f.name, _default(f), f.metadata.get("description", "")) for f in fields(Context)]
+    return [(f.name, default_of(f), f.metadata.get("description", "")) for f in fields(Context)]
+

@@ -35,13 +35,10 @@ def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:
 @contextmanager
 def isolated_settings(tmp_path_factory) -> Iterator[None]:
     """No GREPGRAPH_* settings from outside (the embedding cache stays off) and no grepgraph.toml in the cwd."""
-    from graphs import context as context_module
-
     with pytest.MonkeyPatch.context() as patch:
         for name in list(os.environ):
             if name.startswith("GREPGRAPH_") and name != "GREPGRAPH_EMBEDDING_CACHE":
                 patch.delenv(name)
-        patch.setattr(context_module, "_overrides_cache", {})
         patch.chdir(tmp_path_factory.mktemp("cwd"))
         yield
 

@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from graphs import context as context_module
 from graphs.code_search import graph
 from graphs.llm import LLMGateway, reset_llm_state
 from graphs.resources import forget_searchers
@@ -80,7 +79,6 @@ def isolated(monkeypatch, tmp_path):
     for name in list(os.environ):
         if name.startswith("GREPGRAPH_"):
             monkeypatch.delenv(name)
-    monkeypatch.setattr(context_module, "_overrides_cache", {})
     monkeypatch.chdir(tmp_path)
     reset_llm_state()
     yield

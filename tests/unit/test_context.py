@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
-import time
 from dataclasses import fields
 
 import pytest
 
-from graphs import context as context_module
-from graphs.context import Context, describe_settings, load_overrides, resolve_context
+from graphs.context import Context, describe_settings, given_values, resolve_context
 
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch, tmp_path):
-    """No GREPGRAPH_* variable from the outside, no ./grepgraph.toml, and a fresh overrides cache."""
+    """No GREPGRAPH_* variable from the outside and an empty working directory (the default repository)."""
     for name in list(os.environ):
         if name.startswith("GREPGRAPH_"):
             monkeypatch.delenv(name)
-    monkeypatch.setattr(context_module, "_overrides_cache", {})
     workdir = tmp_path / "cwd"
     workdir.mkdir()
     monkeypatch.chdir(workdir)
@@ -64,8 +62,58 @@ def test_toml_grepgraph_table(monkeypatch, tmp_path):
 
 
 def test_grepgraph_toml_in_the_working_directory(clean_environment):
+    # The working directory is the default repository, so its grepgraph.toml is the repository's.
     (clean_environment / "grepgraph.toml").write_text("max_sub_queries = 2\n", encoding="utf-8")
     assert resolve_context().max_sub_queries == 2
+
+
+def test_the_file_is_the_searched_repositorys(tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for repo, limit in ((first, 3), (second, 4)):
+        repo.mkdir()
+        (repo / "grepgraph.toml").write_text(f"limit = {limit}\n", encoding="utf-8")
+    assert resolve_context({"repo": str(first)}).limit == 3
+    assert resolve_context({"repo": str(second)}).limit == 4
+    assert resolve_context({"repo": str(tmp_path)}).limit == 10  # no file there
+    # $GREPGRAPH_CONFIG names one file for every repository.
+    monkeypatch.setenv("GREPGRAPH_CONFIG", str(write_config(tmp_path, "limit = 9\n")))
+    assert resolve_context({"repo": str(first)}).limit == 9
+
+
+def test_a_missing_config_file_is_an_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("GREPGRAPH_CONFIG", str(tmp_path / "nowhere.toml"))
+    with pytest.raises(ValueError, match="GREPGRAPH_CONFIG=.*nowhere.toml: no such file"):
+        resolve_context()
+
+
+def _other_value(f, tag: int):
+    """A value of the field's type unlike its default (and unlike other tags)."""
+    default = f.default
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, (int, float)):
+        return default + tag
+    return f"/{tag}/{f.name}"
+
+
+SETTINGS = [f for f in fields(Context)]
+
+
+@pytest.mark.parametrize("f", SETTINGS, ids=[f.name for f in SETTINGS])
+def test_every_setting_takes_each_layer_in_order(monkeypatch, tmp_path, f):
+    from_file, from_env, from_caller = _other_value(f, 1), _other_value(f, 2), _other_value(f, 3)
+    if isinstance(f.default, bool):  # two values only: the file and the caller say the same
+        from_env = from_caller = f.default
+    path = write_config(tmp_path, f"[grepgraph]\n{f.name} = {json.dumps(from_file)}\n")
+    monkeypatch.setenv("GREPGRAPH_CONFIG", str(path))
+    assert getattr(resolve_context(), f.name) == from_file
+    monkeypatch.setenv(f"GREPGRAPH_{f.name.upper()}", str(from_env).lower() if isinstance(from_env, bool)
+                       else str(from_env))
+    assert getattr(resolve_context(), f.name) == from_env
+    assert getattr(resolve_context({f.name: from_caller}), f.name) == from_caller
+    assert getattr(resolve_context(Context(**{f.name: from_caller})), f.name) == from_caller
+    if f.name != "repo":  # an empty repo means "not given"
+        assert getattr(resolve_context(Context(**{f.name: f.default})), f.name) == f.default
 
 
 def test_environment_beats_the_file(monkeypatch, tmp_path):
@@ -131,32 +179,31 @@ def test_explicit_context_beats_file_and_environment(monkeypatch, tmp_path):
     assert resolve_context(Context(limit=25)).limit == 25
 
 
-@pytest.mark.xfail(strict=True, reason="bug: resolve_context drops Context fields equal to their default, and "
-                                       "graph.invoke(context={...}) always arrives as a Context, so an explicit "
-                                       "value equal to the default loses to the file or the environment")
 def test_an_explicit_value_equal_to_the_default_still_wins(monkeypatch):
     monkeypatch.setenv("GREPGRAPH_LIMIT", "3")
     monkeypatch.setenv("GREPGRAPH_LLM_ENABLED", "false")
     # What LangGraph does with graph.invoke(..., context={"limit": 10, "llm_enabled": True}):
     context = resolve_context(Context(**{"limit": 10, "llm_enabled": True}))
     assert (context.limit, context.llm_enabled) == (10, True)
+    # Fields the caller did not give still come from the environment.
+    assert resolve_context(Context(limit=10)).llm_enabled is False
 
 
-def test_load_overrides_reads_a_given_file_and_environment(tmp_path):
-    path = write_config(tmp_path, "limit = 5\n")
-    assert load_overrides(path, environ={"GREPGRAPH_LIMIT": "6", "OTHER": "x"}) == {"limit": 6}
-    assert load_overrides(path, environ={}) == {"limit": 5}
+def test_a_context_remembers_what_its_caller_gave():
+    assert given_values(Context(limit=10, llm_model="x")) == {"limit": 10, "llm_model": "x"}
+    assert given_values(Context()) == {}
+    changed = Context()
+    changed.limit = 4  # set after construction: differs from the default, so it counts as given
+    assert given_values(changed) == {"limit": 4}
+    assert given_values({"limit": 10}) == {"limit": 10}
 
 
-def test_file_changes_apply_after_the_cache_ttl(monkeypatch, tmp_path):
-    monkeypatch.setattr(context_module, "OVERRIDES_TTL_S", 0.2)
+def test_file_changes_apply_at_once(monkeypatch, tmp_path):
     path = write_config(tmp_path, "limit = 5\n")
     monkeypatch.setenv("GREPGRAPH_CONFIG", str(path))
     assert resolve_context().limit == 5
-    path.write_text("limit = 6\n", encoding="utf-8")
-    assert resolve_context().limit == 5  # nodes resolve the context often: the file is not re-read each time
-    time.sleep(0.25)
-    assert resolve_context().limit == 6
+    path.write_text("limit = 66\n", encoding="utf-8")  # another size: a change even within one mtime tick
+    assert resolve_context().limit == 66
 
 
 def test_environment_changes_apply_at_once(monkeypatch):

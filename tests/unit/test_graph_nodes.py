@@ -19,7 +19,6 @@ from langgraph.types import Send
 from pydantic import Field
 
 from graphs import code_search
-from graphs import context as context_module
 from graphs.code_search import build_graph
 from graphs.llm import reset_llm_state
 from graphs.nodes import InvalidSearchInput, validate_input
@@ -74,7 +73,6 @@ def isolated(monkeypatch, tmp_path):
     for name in list(os.environ):
         if name.startswith("GREPGRAPH_"):
             monkeypatch.delenv(name)
-    monkeypatch.setattr(context_module, "_overrides_cache", {})
     monkeypatch.chdir(tmp_path)
     forget_searchers()
     reset_llm_state()
