@@ -1,7 +1,8 @@
 """The ``grepgraph`` command: index, search, status, init, serve, mcp.
 
 Errors a user can act on are printed as one line (``grepgraph: error: ...``) with exit
-status 2; nothing prints a traceback unless ``GREPGRAPH_DEBUG=1``.
+status 2; nothing prints a traceback unless ``GREPGRAPH_DEBUG=1``. Settings the flags don't
+give come from :mod:`retrievers.settings` (environment, ``grepgraph.toml``, the index's own).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievers import __version__
+from retrievers.settings import debug_enabled, default_repo, outside_value
 
 EXIT_USAGE = 2
 
@@ -24,7 +26,7 @@ class CLIError(Exception):
 
 
 def _repo_path(value: str | None) -> Path:
-    path = Path(value or os.environ.get("GREPGRAPH_REPO") or os.getcwd()).expanduser()
+    path = Path(value or default_repo()).expanduser()
     if not path.exists():
         raise CLIError(f"repository not found: {path}")
     if not path.is_dir():
@@ -33,20 +35,13 @@ def _repo_path(value: str | None) -> Path:
 
 
 def _settings_from(args: argparse.Namespace, repo: Path):
-    """The index's own settings (or the defaults for a new one), with the command line's changes."""
-    from dataclasses import replace
-
+    """The build settings: the flags, else the environment and grepgraph.toml, else the index's own, else defaults."""
     from retrievers.index import CodeIndex
+    from retrievers.settings import resolve_index_settings
 
-    settings = replace(CodeIndex(repo, args.index_dir).settings)
-    if getattr(args, "bm25_backend", None):
-        settings.bm25_backend = args.bm25_backend
-    if getattr(args, "views", None):
-        settings.views = args.views
-    if getattr(args, "embed_tests", None):
-        settings.embed_tests = args.embed_tests
-    if getattr(args, "embedding", None):
-        settings.embedding_model = args.embedding
+    flags = {"bm25_backend": args.bm25_backend, "views": args.views, "embed_tests": args.embed_tests,
+             "embedding_model": args.embedding}
+    settings, _ = resolve_index_settings(repo, flags, stored=CodeIndex(repo, args.index_dir).stored_settings())
     return settings
 
 
@@ -55,7 +50,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from retrievers.index import CodeIndex
 
     repo = _repo_path(args.path)
-    chroma_url = args.chroma_url if args.chroma_url is not None else os.environ.get("GREPGRAPH_CHROMA_URL")
+    chroma_url = args.chroma_url if args.chroma_url is not None else outside_value("chroma_url", repo)
     index = CodeIndex(repo, args.index_dir, settings=_settings_from(args, repo), chroma_url=chroma_url)
     progress, close = _progress_reporter(args.json or args.quiet)
     try:
@@ -223,7 +218,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"chunks:     {status['chunks']} ({status['test_chunks']} in tests), edges: {status['edges']}")
     print(f"vectors:    views {', '.join(status['views'])}; pending {status['vectors_pending']}")
     print(f"chroma:     {status['chroma_url'] or 'embedded (' + str(Path(status['index_dir']) / 'chroma') + ')'}")
+    built = status["settings"]
+    print(f"settings:   embedding {built['embedding_model']}, views {built['views']}, tests {built['embed_tests']},"
+          f" bm25 {built['bm25_backend']}, max file {built['max_file_bytes']:,} bytes")
     print(f"updated:    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(status['updated_at']))}")
+    for name, change in status["settings_changes"].items():
+        print(f"next index: {name} {change['now']} -> {change['next']} (from {change['from']})")
     if not status["settings_match"]:
         print("settings changed since the index was built: the next `grepgraph index` rebuilds it")
     return 0
@@ -232,15 +232,22 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented grepgraph.toml with every setting and its default."""
     from graphs.context import describe_settings
+    from retrievers.settings import INDEX_TABLE, RUN_TABLE, describe_index_settings
 
     target = Path(args.path)
     if target.exists() and not args.force:
         raise CLIError(f"{target} exists; use --force to overwrite")
-    lines = ["# grepgraph settings. Environment variables GREPGRAPH_<NAME> override these;",
-             "# a caller's graph.invoke(..., context={...}) overrides both.", "[grepgraph]"]
-    for name, default, description in describe_settings():
-        lines.append(f"# {description}")
-        lines.append(f"# {name} = {json.dumps(default)}")
+    lines = ["# grepgraph settings, read from the repository's root (or the file $GREPGRAPH_CONFIG names).",
+             "# Environment variables GREPGRAPH_<NAME> override these; a caller's context={...} or a",
+             "# command-line flag overrides both.", f"[{RUN_TABLE}]"]
+    sections = ((describe_settings(), ""), (describe_index_settings(),
+                "\n# Index settings: used by `grepgraph index`, then kept in the index.\n" + f"[{INDEX_TABLE}]"))
+    for described, header in sections:
+        if header:
+            lines.append(header)
+        for name, default, description in described:
+            lines.append(f"# {description}")
+            lines.append(f"# {name} = {json.dumps(default)}")
     target.write_text("\n".join(lines) + "\n")
     print(f"wrote {target}")
     return 0
@@ -261,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--views", choices=["auto", "card", "card+code"],
                        help="what to embed per chunk (auto: card+code up to 25k chunks, cards above)")
     index.add_argument("--embedding", help="embedding model: minilm (default, offline) or ollama:<model>, "
-                       "e.g. ollama:nomic-embed-text (needs a running Ollama; $GREPGRAPH_LLM_BASE_URL)")
+                       "e.g. ollama:nomic-embed-text (needs a running Ollama at the llm_base_url setting)")
     index.add_argument("--embed-tests", choices=["auto", "always", "never"],
                        help="vectors for test files (auto: only up to 25k chunks; above, tests use BM25 and names)")
     index.add_argument("--chroma-url", help="use a Chroma server (http://host:port) instead of the embedded database;"
@@ -344,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except (CLIError, IndexError_, ValueError) as error:
-        if os.environ.get("GREPGRAPH_DEBUG"):
+        if debug_enabled():
             raise
         print(f"grepgraph: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -8,7 +8,6 @@ moves it, ``off`` disables it.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -16,18 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-CACHE_ENV = "GREPGRAPH_EMBEDDING_CACHE"
+from .settings import embedding_cache_setting, user_cache_dir
 
 
 def default_cache_path() -> Path | None:
     """``$GREPGRAPH_EMBEDDING_CACHE``, else ``$XDG_CACHE_HOME/grepgraph/embeddings.sqlite``; None when off."""
-    configured = os.environ.get(CACHE_ENV, "")
+    configured = embedding_cache_setting()
     if configured.lower() in ("off", "0", "false", "none"):
         return None
     if configured:
         return Path(configured).expanduser()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "grepgraph" / "embeddings.sqlite"
+    return user_cache_dir() / "grepgraph" / "embeddings.sqlite"
 
 
 class EmbeddingCache:

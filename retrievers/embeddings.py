@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .settings import DEFAULT_LLM_BASE_URL
+
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-int8"
 MINILM_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
@@ -26,8 +28,18 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH_SIZE = 8
 
 
+# An embedding server that does not accept the connection within this many seconds is down; once
+# connected, a batch may take long on a CPU.
+OLLAMA_CONNECT_TIMEOUT_S = 3.0
+OLLAMA_READ_TIMEOUT_S = 120.0
+
+
 class EmbeddingModelMissing(RuntimeError):
     """The packaged model files could not be found."""
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding model's server did not embed (down, unknown model, error or malformed reply)."""
 
 
 def _package_dir(name: str) -> Path:
@@ -147,29 +159,40 @@ def shared_embedder() -> MiniLMEmbedder:
 class OllamaEmbedder:
     """Vectors from an Ollama server (``POST /api/embed``), e.g. ``nomic-embed-text``.
 
-    For users who run Ollama and want a larger model than MiniLM. The server is
-    ``$GREPGRAPH_LLM_BASE_URL`` (default ``http://localhost:11434``); the dimension is
-    learned from the first reply.
+    For users who run Ollama and want a larger model than MiniLM. The server is the
+    ``llm_base_url`` setting (default ``http://localhost:11434``); the dimension is
+    learned from the first reply. Every failure is an :class:`EmbeddingUnavailable`.
     """
 
-    def __init__(self, model: str, base_url: str | None = None, batch_size: int = 32) -> None:  # noqa: D107
+    def __init__(self, model: str, base_url: str, batch_size: int = 32) -> None:  # noqa: D107
         self.model = model
         self.model_id = f"ollama:{model}"
-        self.base_url = base_url or os.environ.get("GREPGRAPH_LLM_BASE_URL", "http://localhost:11434")
+        self.base_url = base_url
         self.batch_size = batch_size
         self.dimension = 0
         self._client: Any = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts into unit vectors, in input order."""
-        if self._client is None:
-            import ollama
+        import httpx
+        import ollama
 
-            self._client = ollama.Client(host=self.base_url, timeout=120)
+        if self._client is None:
+            timeout = httpx.Timeout(OLLAMA_READ_TIMEOUT_S, connect=OLLAMA_CONNECT_TIMEOUT_S)
+            self._client = ollama.Client(host=self.base_url, timeout=timeout)
         rows: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            reply = self._client.embed(model=self.model, input=list(texts[start : start + self.batch_size]))
-            rows.extend(reply["embeddings"])
+        try:
+            for start in range(0, len(texts), self.batch_size):
+                reply = self._client.embed(model=self.model, input=list(texts[start : start + self.batch_size]))
+                rows.extend(reply["embeddings"])
+        except ConnectionError:  # how the ollama client reports a refused connection
+            raise EmbeddingUnavailable(f"{self.model_id}: no Ollama server answers at {self.base_url}") from None
+        except ollama.ResponseError as error:
+            raise EmbeddingUnavailable(f"{self.model_id}: the Ollama server at {self.base_url} answered "
+                                       f"{error.status_code}: {error.error}") from None
+        except (httpx.HTTPError, KeyError, TypeError, ValueError) as error:
+            raise EmbeddingUnavailable(f"{self.model_id}: the Ollama server at {self.base_url} did not embed "
+                                       f"({type(error).__name__}: {error})") from None
         matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
         self.dimension = matrix.shape[1] if matrix.size else self.dimension
         return matrix / np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
@@ -179,12 +202,12 @@ class OllamaEmbedder:
         return self.embed([text])[0]
 
 
-def embedder_for(name: str) -> MiniLMEmbedder | OllamaEmbedder:
-    """The embedder an index setting names: ``minilm`` (default, offline) or ``ollama:<model>``."""
+def embedder_for(name: str, ollama_url: str = DEFAULT_LLM_BASE_URL) -> MiniLMEmbedder | OllamaEmbedder:
+    """The embedder an index setting names: ``minilm`` (default, offline) or ``ollama:<model>`` at ``ollama_url``."""
     if name == "minilm":
         return shared_embedder()
     if name.startswith("ollama:") and len(name) > len("ollama:"):
-        return OllamaEmbedder(name.split(":", 1)[1])
+        return OllamaEmbedder(name.split(":", 1)[1], ollama_url)
     raise ValueError(
         f"unknown embedding model {name!r}; use 'minilm' or 'ollama:<model>' (e.g. ollama:nomic-embed-text)"
     )

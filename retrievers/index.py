@@ -40,8 +40,9 @@ from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_le
 from .cards import card_text, code_text, lexical_tokens, members_by_parent
 from .model import Chunk, Edge
 from .parallel_parse import decode_source, parse_many
+from .settings import IndexSettings, ollama_url, resolve_index_settings
 from .textstore import TEXT_SCHEMA, clear_texts, remove_texts, replace_texts, stored_bytes
-from .walk import MAX_FILE_BYTES, walk_repository
+from .walk import walk_repository
 
 INDEX_FORMAT = 7
 INDEX_DIRNAME = ".grepgraph"
@@ -96,34 +97,34 @@ class IndexBusy(IndexError_):
 
 
 class VectorsUnavailable(IndexError_):
-    """The Chroma server holding the vectors can't be reached; the lexical index still works."""
+    """The Chroma server or the embedding model's server can't be reached; the lexical index still works."""
 
 
 def vector_backend_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean "the Chroma server is not answering".
+    """The exceptions that mean "the Chroma server (or the embedding model's server) is not answering".
 
     Use as ``except vector_backend_errors():`` (evaluated only when something was raised).
     """
     import httpx  # chromadb's HTTP client
 
-    return (VectorsUnavailable, httpx.TransportError)
+    from .embeddings import EmbeddingUnavailable
+
+    return (VectorsUnavailable, EmbeddingUnavailable, httpx.TransportError)
 
 
-@dataclass
-class IndexSettings:
-    """Settings an index is built with; a change to any of them requires a rebuild."""
+def fingerprint(settings: IndexSettings) -> dict:
+    """What must match between the index on disk and this run (else the index is rebuilt)."""
+    return {"format": INDEX_FORMAT, **settings.rebuild_key()}
 
-    bm25_backend: str = "bm25s"
-    embedding_model: str = "minilm"
-    views: str = "auto"  # "auto", "card", "card+code"
-    embed_tests: str = "auto"  # "auto", "always", "never"
-    max_file_bytes: int = MAX_FILE_BYTES
 
-    def fingerprint(self) -> dict:
-        """What must match between the index on disk and this run."""
-        return {"format": INDEX_FORMAT, "bm25_backend": self.bm25_backend,
-                "embedding_model": self.embedding_model, "max_file_bytes": self.max_file_bytes}
-    # ``views`` and ``embed_tests`` are not in the fingerprint: changing them only adds or drops vectors.
+def stored_form(settings: IndexSettings) -> dict:
+    """The settings as the index keeps them: the fingerprint and the vector settings."""
+    return {**fingerprint(settings), **settings.to_dict()}
+
+
+def same_fingerprint(stored: dict, settings: IndexSettings) -> bool:
+    """Whether an index stored with ``stored`` settings can be updated with ``settings`` without a rebuild."""
+    return {key: stored.get(key) for key in fingerprint(settings)} == fingerprint(settings)
 
 
 @dataclass
@@ -171,7 +172,9 @@ class CodeIndex:
         Args:
             repo: The repository root.
             index_dir: Where the index lives (default ``<repo>/.grepgraph``).
-            settings: Build settings (defaults: bm25s, MiniLM, automatic views).
+            settings: Build settings. ``None``: reading uses the ones the index was built with, and
+                :meth:`update` those with the environment's and ``grepgraph.toml``'s changes (see
+                :mod:`retrievers.settings`).
             embedder: Anything with ``model_id``, ``dimension``, ``embed(texts)``; default MiniLM.
             chroma_url: Use a Chroma server at this URL instead of the embedded database. ``None``: the
                 server the index was built with (recorded in its meta), else the embedded database;
@@ -180,8 +183,10 @@ class CodeIndex:
         self.repo = Path(repo).expanduser().resolve()
         self.index_dir = Path(index_dir).expanduser().resolve() if index_dir else default_index_dir(self.repo)
         # Without explicit settings, an existing index is read (and updated) with the ones it was built with.
-        self.settings = settings or self._stored_settings() or IndexSettings()
+        self._given_settings = settings
+        self.settings = settings or self.stored_settings() or IndexSettings()
         self._embedder = embedder
+        self._embedder_given = embedder is not None
         self._chroma_url = chroma_url
         self._vector_store: Any = None
         self._embedding_cache: Any = None
@@ -211,15 +216,17 @@ class CodeIndex:
             row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def _stored_settings(self) -> IndexSettings | None:
+    def stored_settings(self) -> IndexSettings | None:
+        """The settings the index on disk was built with (``None``: no index, or another format's)."""
         try:
             stored = json.loads(self._meta_value("settings") or "null")
         except (sqlite3.Error, ValueError):
             return None
         if not isinstance(stored, dict) or stored.get("format") != INDEX_FORMAT:
             return None
-        return IndexSettings(bm25_backend=stored["bm25_backend"], embedding_model=stored["embedding_model"],
-                             max_file_bytes=stored["max_file_bytes"])
+        # Indexes written before views and embed_tests were kept have them at their defaults.
+        known = IndexSettings().to_dict().keys()
+        return IndexSettings(**{key: value for key, value in stored.items() if key in known})
 
     @property
     def chroma_url(self) -> str | None:
@@ -233,7 +240,7 @@ class CodeIndex:
         if self._embedder is None:
             from .embeddings import embedder_for
 
-            self._embedder = embedder_for(self.settings.embedding_model)
+            self._embedder = embedder_for(self.settings.embedding_model, ollama_url(self.repo))
         return self._embedder
 
     def views(self, chunk_count: int) -> tuple[str, ...]:
@@ -296,6 +303,8 @@ class CodeIndex:
             raise IndexError_(f"repository not found: {self.repo}")
         progress = progress or (lambda phase, done, total: None)
         started = time.perf_counter()
+        if self._given_settings is None:
+            self._use_settings(self.upcoming_settings()[0])
         summary = IndexSummary()
         with self.lock(wait=wait_for_lock):
             if self.stored_format() not in (None, INDEX_FORMAT):
@@ -331,12 +340,39 @@ class CodeIndex:
 
     def _settings_match(self, connection: sqlite3.Connection) -> bool:
         row = connection.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
-        return row is not None and json.loads(row[0]) == self.settings.fingerprint()
+        return row is not None and same_fingerprint(json.loads(row[0]), self.settings)
+
+    def _check_new_embedder(self, connection: sqlite3.Connection, has_index: bool) -> None:
+        """Before a first index or a switch of embedding model changes anything, make sure the model answers.
+
+        Raises:
+            VectorsUnavailable: The model's server can't be reached; the index is left as it was.
+        """
+        row = connection.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
+        previous = json.loads(row[0]).get("embedding_model") if row and has_index else None
+        if previous == self.settings.embedding_model:
+            return
+        from .embeddings import EmbeddingUnavailable
+
+        try:
+            self.embedder.embed(["grepgraph"])
+        except EmbeddingUnavailable as error:
+            state = (f"the index of {self.repo} is unchanged (embedding {previous})" if previous
+                     else "nothing was indexed")
+            raise VectorsUnavailable(f"{error}; {state}") from error
+
+    def _record_settings(self, connection: sqlite3.Connection) -> None:
+        """Keep this run's settings, vector settings included, so the next run and searches reopen with them."""
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('settings', ?)",
+                           (json.dumps(stored_form(self.settings)),))
+        connection.commit()
 
     def _update_locked(self, connection: sqlite3.Connection, summary: IndexSummary,
                        progress: ProgressCallback, rebuild: bool, embed: bool) -> None:
         phase_start = time.perf_counter()
         has_index = connection.execute("SELECT 1 FROM meta WHERE key = 'bm25_generation'").fetchone()
+        if embed:
+            self._check_new_embedder(connection, bool(has_index))
         if has_index and not self._settings_match(connection):
             rebuild = True
         self._record_vector_namespace(connection)
@@ -403,6 +439,7 @@ class CodeIndex:
             phase_start = time.perf_counter()
             self._commit_changes(connection, parsed, removed, touched, rebuild, summary, progress)
             summary.phases["store+bm25"] = round(time.perf_counter() - phase_start, 3)
+        self._record_settings(connection)
         summary.chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         summary.edges = connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
         views = self.views(summary.chunks)
@@ -517,7 +554,7 @@ class CodeIndex:
             progress("bm25", 1, 1)
             for key, value in (
                 ("bm25_generation", generation),
-                ("settings", json.dumps(self.settings.fingerprint())),
+                ("settings", json.dumps(stored_form(self.settings))),
                 ("versions", json.dumps({"grepgraph": __version__, "embedding": model_id})),
                 ("repo", str(self.repo)),
                 ("updated_at", str(time.time())),
@@ -718,12 +755,34 @@ class CodeIndex:
                 "vectors_pending": {view: self.count_pending_vectors(connection, view, self.embeds_tests(count))
                                     for view in views},
                 "test_vectors": self.embeds_tests(count),
-                "settings": json.loads(meta.get("settings", "{}")),
+                **self._settings_status(json.loads(meta.get("settings", "{}"))),
                 "chroma_url": meta.get("chroma_url", ""),
-                "settings_match": json.loads(meta.get("settings", "{}")) == self.settings.fingerprint(),
                 "versions": json.loads(meta.get("versions", "{}")),
                 "updated_at": float(meta.get("updated_at", 0)),
             }
+
+    def upcoming_settings(self) -> tuple[IndexSettings, dict[str, str]]:
+        """The settings the next :meth:`update` builds with, and the layer each came from."""
+        given = self._given_settings.to_dict() if self._given_settings else None
+        return resolve_index_settings(self.repo, given, stored=self.stored_settings())
+
+    def _use_settings(self, settings: IndexSettings) -> None:
+        if settings.embedding_model != self.settings.embedding_model and not self._embedder_given:
+            self._embedder = None
+            self._vector_store = None
+        self.settings = settings
+
+    def _settings_status(self, stored: dict) -> dict:
+        """The stored settings, and what the next update would change (environment, grepgraph.toml, explicit).
+
+        ``settings_match`` is false when that change rebuilds the index.
+        """
+        built = self.stored_settings() or IndexSettings()
+        upcoming, sources = self.upcoming_settings()
+        changes = {name: {"now": getattr(built, name), "next": value, "from": sources[name]}
+                   for name, value in upcoming.to_dict().items() if value != getattr(built, name)}
+        return {"settings": {**built.to_dict(), **stored}, "settings_match": same_fingerprint(stored, upcoming),
+                "settings_changes": changes}
 
     def bm25_generation_dir(self, connection: sqlite3.Connection) -> Path:
         """The BM25 generation the committed index points at."""

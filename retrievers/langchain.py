@@ -12,13 +12,15 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from .embeddings import embedder_for
+from .settings import ollama_url
 
 
 class GrepGraphEmbeddings(Embeddings):
     """``Embeddings`` backed by grepgraph's embedder (``minilm`` by default, or ``ollama:<model>``)."""
 
-    def __init__(self, model: str = "minilm", embedder: Any | None = None) -> None:  # noqa: D107
-        self.embedder = embedder or embedder_for(model)
+    def __init__(self, model: str = "minilm", embedder: Any | None = None,  # noqa: D107
+                 base_url: str | None = None) -> None:
+        self.embedder = embedder or embedder_for(model, base_url or ollama_url())
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:  # noqa: D102
         return self.embedder.embed(texts).tolist()

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 import numpy as np
 
 from .bm25 import top_k
+from .embeddings import EmbeddingUnavailable
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .grep import (
     GrepAnswer,
@@ -343,7 +344,8 @@ class Searcher:
     def _vectors_failed(self, error: BaseException) -> None:
         self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
         url = self.index.chroma_url or "the embedded database"
-        detail = str(error) if str(error).startswith("the Chroma server") else f"the Chroma server at {url}: {error}"
+        named = isinstance(error, EmbeddingUnavailable) or str(error).startswith("the Chroma server")
+        detail = str(error) if named else f"the Chroma server at {url}: {error}"
         self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
                                f" retried after {VECTORS_RETRY_AFTER_S:g}s")
         self.index.reopen_vectors()

@@ -252,6 +252,11 @@ def layered(schema: type, given: Mapping[str, Any], environ: Mapping[str, str], 
     return values, sources
 
 
+def describe_index_settings() -> list[tuple[str, Any, str]]:
+    """``(name, default, description)`` of every index setting (for ``grepgraph init`` and docs)."""
+    return [(f.name, default_of(f), f.metadata["description"]) for f in fields(IndexSettings)]
+
+
 def resolve_index_settings(repo: Path | str, given: Mapping[str, Any] | None = None,
                            stored: IndexSettings | None = None,
                            environ: Mapping[str, str] | None = None) -> tuple[IndexSettings, dict[str, str]]:
@@ -270,14 +275,19 @@ def resolve_index_settings(repo: Path | str, given: Mapping[str, Any] | None = N
     return IndexSettings(**values), sources
 
 
-def outside_value(name: str, repo: Path | str | None, default: str = "",
-                  environ: Mapping[str, str] | None = None) -> str:
+def outside_value(name: str, repo: Path | str | None, default: str | None = None,
+                  environ: Mapping[str, str] | None = None) -> str | None:
     """A run setting from the environment, else the file, else ``default`` (for code outside the graph)."""
     environ = environment() if environ is None else environ
     if env_name(name) in environ:
         return environ[env_name(name)]
     file_values, _ = file_settings(repo, RUN_TABLE, environ)
     return str(file_values[name]) if name in file_values else default
+
+
+def ollama_url(repo: Path | str | None = None) -> str:
+    """The Ollama server for embeddings outside a graph run: the ``llm_base_url`` setting (environment, file)."""
+    return outside_value("llm_base_url", repo) or DEFAULT_LLM_BASE_URL
 
 
 def default_repo(environ: Mapping[str, str] | None = None) -> str:

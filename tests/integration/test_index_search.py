@@ -275,9 +275,14 @@ def test_settings_change_rebuilds_with_the_other_engine(evolving, embedder):
         assert {"GraphStore.store_parse_result", "GraphStore._insert_edges"} & {hit.symbol for hit in hits}
     finally:
         searcher.close()
-    # And back: the default settings rebuild with bm25s, still without embedding anything.
-    summary = evolving.index.update()
+    # An update that names no settings keeps the index's own; naming the defaults goes back to bm25s,
+    # still without embedding anything.
+    assert not evolving.index.update().rebuilt
+    assert evolving.index.settings.bm25_backend == "rank_bm25"
+    summary = CodeIndex(evolving.repo, settings=IndexSettings(), embedder=embedder).update()
     assert summary.rebuilt and summary.vectors_embedded == 0
+    evolving.index.update()  # the fixture's index follows the stored settings again
+    assert evolving.index.settings.bm25_backend == "bm25s"
     assert evolving.index.status()["settings_match"]
     hits, _ = evolving.searcher.search("store_parse_result", limit=5)
     assert paths_and_symbols(hits)[0] == (STORE, "GraphStore.store_parse_result")
