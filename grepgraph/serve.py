@@ -52,6 +52,7 @@ from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSea
 from retrievers.grep import PatternError, compile_pattern
 from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
 from retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
+from retrievers.settings import default_repo, outside_value
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -591,10 +592,11 @@ def run(args: Any) -> int:
 
     host = getattr(args, "host", None) or DEFAULT_HOST
     port = getattr(args, "port", None) or DEFAULT_PORT
-    repos = list(getattr(args, "repo", None) or []) or [os.environ.get("GREPGRAPH_REPO") or os.getcwd()]
+    repos = list(getattr(args, "repo", None) or []) or [default_repo()]
     index_dirs = {}
-    if len(repos) == 1 and os.environ.get("GREPGRAPH_INDEX_DIR"):
-        index_dirs[repos[0]] = os.environ["GREPGRAPH_INDEX_DIR"]
+    own_index_dir = outside_value("index_dir", repos[0]) if len(repos) == 1 else None
+    if own_index_dir:
+        index_dirs[repos[0]] = own_index_dir
     app = create_app(repos, index_dirs=index_dirs)
     catalog: RepoCatalog = app.state.catalog
     if not is_loopback(host):
