@@ -135,3 +135,22 @@ def test_every_index_setting_is_described():
     described = describe_index_settings()
     assert [name for name, _, _ in described] == [f.name for f in fields(IndexSettings)]
     assert all(description for _, _, description in described)
+
+
+def test_grepgraph_init_writes_every_setting_and_the_file_reads_back_as_the_defaults(monkeypatch, repo, capsys):
+    import re
+
+    from graphs.context import Context, resolve_context
+    from grepgraph.cli import main
+
+    target = repo / "grepgraph.toml"
+    assert main(["init", str(target)]) == 0
+    text = target.read_text()
+    names = set(re.findall(r"^# (\w+) = ", text, flags=re.M))
+    assert names == {f.name for f in fields(Context)} | {f.name for f in fields(IndexSettings)}
+    target.write_text(re.sub(r"^# (\w+ = )", r"\1", text, flags=re.M))  # every setting uncommented
+    assert resolve_index_settings(repo)[0] == IndexSettings()
+    assert resolve_index_settings(repo)[1]["views"] == FILE
+    resolved = resolve_context({"repo": str(repo)})
+    assert (resolved.limit, resolved.llm_model) == (Context().limit, Context().llm_model)
+    assert main(["init", str(target)]) == 2 and "exists" in capsys.readouterr().err
