@@ -161,6 +161,7 @@ class IndexStatus(TypedDict, total=False):
     chroma_url: str
     settings: dict[str, Any]
     settings_match: bool
+    settings_changes: dict[str, Any]  # what the next `grepgraph index` would change, and why
     versions: dict[str, str]
     updated_at: float
     served_repos: list[str]
