@@ -38,6 +38,7 @@ import numpy as np
 from . import __version__
 from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_lexical_index
 from .cards import card_text, code_text, lexical_tokens, members_by_parent
+from .generations import MANIFEST, remove_unleased_generations
 from .model import Chunk, Edge
 from .parallel_parse import decode_source, parse_many
 from .settings import IndexSettings, ollama_url, resolve_index_settings
@@ -370,7 +371,7 @@ class CodeIndex:
     def _update_locked(self, connection: sqlite3.Connection, summary: IndexSummary,
                        progress: ProgressCallback, rebuild: bool, embed: bool) -> None:
         phase_start = time.perf_counter()
-        has_index = connection.execute("SELECT 1 FROM meta WHERE key = 'bm25_generation'").fetchone()
+        has_index = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
         if embed:
             self._check_new_embedder(connection, bool(has_index))
         if has_index and not self._settings_match(connection):
@@ -439,6 +440,9 @@ class CodeIndex:
             phase_start = time.perf_counter()
             self._commit_changes(connection, parsed, removed, touched, rebuild, summary, progress)
             summary.phases["store+bm25"] = round(time.perf_counter() - phase_start, 3)
+        elif has_index:
+            # Nothing to commit: still delete the generations readers held during earlier runs.
+            self._remove_old_generations(keep=has_index[0])
         self._record_settings(connection)
         summary.chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         summary.edges = connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
@@ -573,7 +577,7 @@ class CodeIndex:
         previous = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
         main_max_id = None
         if previous and not full:
-            manifest_path = self.index_dir / "bm25" / previous[0] / "manifest.json"
+            manifest_path = self.index_dir / "bm25" / previous[0] / MANIFEST
             if manifest_path.is_file():
                 main_max_id = json.loads(manifest_path.read_text())["main_max_id"]
         if main_max_id is not None:
@@ -589,7 +593,7 @@ class CodeIndex:
             # Segment files are never modified in place, so the new generation can share them.
             shutil.copytree(self.index_dir / "bm25" / previous[0] / "main", target / "main", copy_function=os.link)
         self._write_segment(connection, target / "delta", "id > ?", main_max_id)
-        (target / "manifest.json").write_text(json.dumps({"main_max_id": main_max_id}))
+        (target / MANIFEST).write_text(json.dumps({"main_max_id": main_max_id}))
 
     def _write_segment(self, connection: sqlite3.Connection, directory: Path, condition: str, bound: int) -> None:
         ids, documents = [], []
@@ -604,10 +608,8 @@ class CodeIndex:
         np.save(directory / "ids.npy", np.asarray(ids, dtype=np.int64))
 
     def _remove_old_generations(self, keep: str) -> None:
-        root = self.index_dir / "bm25"
-        for child in root.iterdir() if root.is_dir() else []:
-            if child.name != keep:
-                shutil.rmtree(child, ignore_errors=True)
+        """Delete the generations no reader leases (see :mod:`retrievers.generations`); the rest go next run."""
+        remove_unleased_generations(self.index_dir / "bm25", keep)
 
     # ---------------------------------------------------------------- vectors
     @staticmethod
