@@ -22,6 +22,7 @@ from retrievers.settings import (
     environment,
     file_settings,
     layered,
+    schema_fields,
 )
 from retrievers.settings import setting as _setting
 
@@ -84,8 +85,11 @@ def given_values(context: Context | Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(context, Context):
         return dict(context)
     given = context.__dict__.get("_given", frozenset())
-    return {f.name: getattr(context, f.name) for f in fields(Context)
-            if f.name in given or getattr(context, f.name) != default_of(f)}
+    return {name: getattr(context, name) for name, default in _DEFAULTS.items()
+            if name in given or getattr(context, name) != default}
+
+
+_DEFAULTS = {f.name: default_of(f) for f in schema_fields(Context)}
 
 
 def resolve_context(context: Context | Mapping[str, Any] | None = None) -> Context:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from functools import cache
 from pathlib import Path
@@ -77,9 +77,33 @@ class IndexSettings:
 
 
 # ---------------------------------------------------------------- the environment
-def environment() -> dict[str, str]:
-    """The ``GREPGRAPH_*`` variables as they are now."""
-    return {name: value for name, value in os.environ.items() if name.startswith(ENV_PREFIX)}
+class _Environment(Mapping[str, str]):
+    """The ``GREPGRAPH_*`` variables, read when asked for (copying the whole environment costs ~1 ms)."""
+
+    def __getitem__(self, name: str) -> str:
+        if not name.startswith(ENV_PREFIX):
+            raise KeyError(name)
+        return os.environ[name]
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None  # type: ignore[arg-type]
+
+    def get(self, name: str, default: Any = None) -> Any:  # noqa: D102 - Mapping.get without a KeyError
+        return os.environ.get(name, default) if name.startswith(ENV_PREFIX) else default
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in list(os.environ) if name.startswith(ENV_PREFIX))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+_ENVIRONMENT = _Environment()
+
+
+def environment() -> Mapping[str, str]:
+    """The ``GREPGRAPH_*`` variables (a live view: each look-up sees the environment as it is then)."""
+    return _ENVIRONMENT
 
 
 def env_name(field_name: str) -> str:
@@ -110,9 +134,9 @@ def config_path(repo: Path | str | None, environ: Mapping[str, str] | None = Non
     if explicit:
         return Path(explicit).expanduser()
     if repo:
-        local = Path(repo).expanduser() / CONFIG_FILENAME
-        if local.is_file():
-            return local
+        local = os.path.join(os.path.expanduser(repo), CONFIG_FILENAME)  # os.path: this runs on every node
+        if os.path.isfile(local):
+            return Path(local)
     return None
 
 
@@ -171,6 +195,17 @@ def _type_hints(schema: type) -> dict[str, Any]:
     return get_type_hints(schema)
 
 
+@cache
+def schema_fields(schema: type) -> tuple[Field, ...]:
+    """The dataclass fields of a settings schema (looked up once)."""
+    return fields(schema)
+
+
+@cache
+def _names(schema: type) -> frozenset[str]:
+    return frozenset(f.name for f in schema_fields(schema))
+
+
 def default_of(f: Field) -> Any:
     """A field's default value."""
     if f.default is not MISSING:
@@ -205,7 +240,7 @@ def coerce(value: Any, annotation: Any, choices: tuple[str, ...] = ()) -> Any:
 
 def check_names(schema: type, names: Any, where: str) -> None:
     """Refuse settings the schema does not have (a typo would otherwise be ignored)."""
-    unknown = sorted(set(names) - {f.name for f in fields(schema)})
+    unknown = sorted(set(names) - _names(schema))
     if unknown:
         raise ValueError(f"{where}unknown setting(s) {', '.join(unknown)}")
 
@@ -230,13 +265,14 @@ def layered(schema: type, given: Mapping[str, Any], environ: Mapping[str, str], 
     hints = _type_hints(schema)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for f in fields(schema):
+    for f in schema_fields(schema):
         name, choices = f.name, f.metadata.get("choices", ())
         variable = env_name(name)
+        from_environment = environ.get(variable)
         if given.get(name) is not None:
             layer, raw, label = CALLER, given[name], f"{name} = {given[name]!r}"
-        elif variable in environ:
-            layer, raw, label = ENVIRONMENT, environ[variable], f"{variable}={environ[variable]!r}"
+        elif from_environment is not None:
+            layer, raw, label = ENVIRONMENT, from_environment, f"{variable}={from_environment!r}"
         elif name in file_values:
             layer, raw, label = FILE, file_values[name], f"{file_path}: {name} = {file_values[name]!r}"
         elif stored and name in stored:
