@@ -52,7 +52,9 @@ def fan_out(state: SearchState) -> list[Send]:
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
     weights = state.get("query_weights") or {"original": ORIGINAL_QUERY_WEIGHT, "derived": DERIVED_QUERY_WEIGHT}
-    scope = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or [])}
+    scope: dict[str, Any] = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or [])}
+    if state.get("index_generation"):
+        scope["index_generation"] = state["index_generation"]  # every branch searches the same generation
     tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
               "weight": weights["original"], "depth": depth, **scope}]
     for number, part in enumerate(state.get("sub_queries") or [], start=1):

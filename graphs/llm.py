@@ -33,6 +33,7 @@ REWRITE_CACHE_SIZE = 512
 _health: dict[str, tuple[bool, float]] = {}
 _health_lock = threading.Lock()
 _rewrite_cache: OrderedDict[tuple, dict] = OrderedDict()
+_rewrite_lock = threading.Lock()  # graph runs in parallel threads read and write it
 # One ChatOllama per (base_url, model, timeout): building one loads the CA bundle twice (~80 ms of CPU),
 # which every call paid while the gateway was rebuilt per node run. The client is thread-safe.
 _chat_models: dict[tuple, Any] = {}
@@ -53,7 +54,8 @@ def reset_llm_state() -> None:
     """Forget reachability, cached rewrites and clients (tests, or after starting Ollama)."""
     with _health_lock:
         _health.clear()
-    _rewrite_cache.clear()
+    with _rewrite_lock:
+        _rewrite_cache.clear()
     with _chat_models_lock:
         _chat_models.clear()
 
@@ -156,13 +158,15 @@ class LLMGateway:
     # ------------------------------------------------------------------ cache
     def cached_rewrite(self, key: tuple) -> dict | None:
         """A previous rewrite for (query, intent, model)."""
-        value = _rewrite_cache.get(key)
-        if value is not None:
-            _rewrite_cache.move_to_end(key)
-        return value
+        with _rewrite_lock:
+            value = _rewrite_cache.get(key)
+            if value is not None:
+                _rewrite_cache.move_to_end(key)
+            return value
 
     def remember_rewrite(self, key: tuple, value: dict) -> None:
         """Keep a rewrite for reuse (bounded LRU)."""
-        _rewrite_cache[key] = value
-        while len(_rewrite_cache) > REWRITE_CACHE_SIZE:
-            _rewrite_cache.popitem(last=False)
+        with _rewrite_lock:
+            _rewrite_cache[key] = value
+            while len(_rewrite_cache) > REWRITE_CACHE_SIZE:
+                _rewrite_cache.popitem(last=False)

@@ -183,7 +183,7 @@ def grep(state: SearchState, runtime: Runtime[Context]) -> dict:
     note = {"stopped": answer.stopped} if answer.stopped else {}
     return {"results": answer.results, "total_matches": answer.total,
             "trace": _trace("grep", started, decision=f"{state['mode']} search", matches=answer.total,
-                            results=len(answer.results), **note)}
+                            results=len(answer.results), generation=answer.generation, **note)}
 
 
 def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
@@ -192,8 +192,9 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     question = state["graph_question"] or {}
     searcher = get_searcher(context)
-    with searcher.connection_lock():
-        graph = SymbolGraph(searcher.connection)
+    # One index generation for the whole answer, however many reads it takes.
+    with searcher.reading() as snapshot:
+        graph = SymbolGraph(snapshot.connection)
         relation, symbol = question["relation"], question["symbol"]
         # Modules are not symbols: "what imports pkg.mod" is answered from import edges alone.
         definitions = graph.definitions(symbol) if relation != "importers" else graph.importers(symbol)
@@ -215,7 +216,7 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
     return {"results": results,
             "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
                             reason=f"{len(definitions)} definition(s), {len(results)} result(s)"
-                            + _resolution_counts(refs))}
+                            + _resolution_counts(refs), generation=snapshot.generation)}
 
 
 def _line_offset(ref: Any) -> int:
@@ -246,7 +247,9 @@ def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     searcher = get_searcher(context)
     query = state["query"]
-    _, signal = searcher.lexical_scores(tokenize_query(query + " " + " ".join(state.get("keywords") or [])), 2)
+    # The run's later searches ask for the generation this probe saw (see ``Searcher``).
+    _, signal = searcher.lexical_scores(tokenize_query(query + " " + " ".join(state.get("keywords") or [])), 2,
+                                        generation=state.get("index_generation"))
     probe = {"top": round(signal.top_score, 3), "second": round(signal.second_score, 3)}
     forced = state.get("rewrite")
     if not context.llm_enabled:
@@ -262,9 +265,9 @@ def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
             long_words=context.rewrite_long_query_words, strong_score=context.strong_lexical_score,
             strong_gap=context.strong_lexical_gap_ratio,
         )
-    return {"rewrite_decision": decision, "lexical_probe": probe,
+    return {"rewrite_decision": decision, "lexical_probe": probe, "index_generation": signal.generation,
             "trace": _trace("should_rewrite", started, decision="rewrite" if decision else "skip", reason=reason,
-                            **probe)}
+                            generation=signal.generation, **probe)}
 
 
 def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = None) -> dict:
@@ -288,7 +291,8 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
         return {"rewrite_terms": [], "rewrite_attempts": attempts,
                 "trace": _trace("rewrite", started, decision="fallback: original query only", llm=f"skipped: {why}")}
     searcher = get_searcher(context)
-    hits, _ = searcher.search(state["query"][:2000], 15, focus="all", dense=False)
+    hits, _ = searcher.search(state["query"][:2000], 15, focus="all", dense=False,
+                              generation=state.get("index_generation"))
     symbols = "\n".join(f"- {h.symbol} — {h.path}" for h in hits) or "(none)"
     prompt = render_prompt("rewrite", query=state["query"][:6000], intent=state.get("intent", ""), symbols=symbols)
     reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)])
@@ -320,7 +324,8 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     searcher = get_searcher(context)
     hits, signal = searcher.search(task["query"], task["depth"], keywords=task["keywords"],
-                                   dense_text=task["dense_text"] or None, focus="all", scope=scope_of(task))
+                                   dense_text=task["dense_text"] or None, focus="all", scope=scope_of(task),
+                                   generation=task.get("index_generation"))
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
              "exact": h.components.get("exact", 0.0), "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
@@ -330,7 +335,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     note = {"vectors": signal.vectors_note} if signal.vectors_note else {}
     return {"candidate_lists": [entry],
             "trace": _trace("retrieve", started, decision=task["label"], query=task["query"][:200],
-                            hits=len(rows), **note)}
+                            hits=len(rows), generation=signal.generation, **note)}
 
 
 def merge(state: SearchState, runtime: Runtime[Context]) -> dict:

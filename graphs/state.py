@@ -56,6 +56,7 @@ class RetrievalTask(TypedDict):
     depth: int
     paths: list[str]
     languages: list[str]
+    index_generation: NotRequired[str]
 
 
 def merge_candidate_lists(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
@@ -71,6 +72,8 @@ class SearchState(SearchInput, total=False):
 
     graph_question: NotRequired[dict | None]
     lexical_probe: dict
+    # The index generation the run's first search saw; its later searches ask for the same one.
+    index_generation: str
     rewrite_decision: bool
     rewrite_terms: list[str]
     rewrite_attempts: int

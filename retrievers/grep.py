@@ -325,6 +325,7 @@ class GrepAnswer:
     total: int
     complete: bool = True
     stopped: str = ""
+    generation: str = ""  # the index generation searched
 
 
 # --------------------------------------------------------------------------- enclosing definitions

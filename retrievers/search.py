@@ -14,12 +14,13 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 import numpy as np
 
-from .bm25 import top_k
 from .embeddings import EmbeddingUnavailable
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .grep import (
@@ -32,11 +33,13 @@ from .grep import (
     results_for,
     search_lines,
 )
-from .index import CodeIndex, IndexMissing, closing_connection, load_segments, vector_backend_errors
-from .languages import is_documentation, is_test_path
+from .index import CodeIndex, IndexMissing, closing_connection, vector_backend_errors
+from .languages import is_documentation
 from .query_shape import TYPE_KINDS, described_kind, head_phrase
-from .scope import Scope, ScopeError, chunk_ids_in, dense_depth, within
-from .textstore import TextCache, TextStore
+from .results import CodeResult, code_result
+from .scope import Scope, ScopeError, dense_depth, within
+from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
+from .textstore import TextStore
 from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query
 
 LEXICAL_CANDIDATES = 100
@@ -75,7 +78,10 @@ LONG_QUERY_EXACT_WEIGHT = 0.0
 # chunks gets the exact cosine of every one of them instead.
 SCOPED_DENSE_MAX = 2_000
 SCOPED_EXACT_COSINES = 1_000
-SCOPE_CACHE_SIZE = 64
+# A snapshot a newer commit replaced stays open this long (at most this many), so a graph run pinned to
+# it (LLM calls included: up to twice the LLM timeout) can finish on it; one in use is never closed.
+RETIRED_KEEP_S = 30.0
+RETIRED_KEEP = 8
 # After the Chroma server failed to answer, searches use lexical evidence alone for this long
 # before trying it again (so a down server costs one failed connection, not one per query).
 VECTORS_RETRY_AFTER_S = 10.0
@@ -103,17 +109,16 @@ class Hit:
     docstring: str = ""
     components: dict = field(default_factory=dict)
 
-    def to_result(self, snippet: str = "") -> dict:
-        """The public result shape: path, lines, symbol, kind, score, snippet."""
-        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "symbol": self.symbol, "kind": self.kind, "score": round(float(self.score), 4),
-                "snippet": snippet}
+    def to_result(self, snippet: str = "") -> CodeResult:
+        """The public result shape (:class:`retrievers.results.CodeResult`)."""
+        return code_result(self.path, self.start_line, self.end_line, self.symbol, self.kind, self.score, snippet)
 
 
 @dataclass
 class LexicalSignal:
     """What the rerank/rewrite heuristics need from BM25 (the raw top score and its gap), and why vectors were not used.
 
+    ``generation`` names the index generation searched.
     ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
     server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
     """
@@ -122,6 +127,7 @@ class LexicalSignal:
     second_score: float = 0.0
     candidates: int = 0
     vectors_note: str = ""
+    generation: str = ""
 
     @property
     def gap(self) -> float:  # noqa: D102
@@ -179,30 +185,42 @@ def collapse_duplicates(hits: list[Hit]) -> list[Hit]:
 
 
 class Searcher:
-    """Answers queries against a :class:`CodeIndex`; safe to share between threads."""
+    """Answers queries against a :class:`CodeIndex`; safe to share between threads.
+
+    Every call works on one :class:`IndexSnapshot` from start to end (see :mod:`retrievers.snapshot`):
+    the newest committed generation, or one a caller pins by name (a graph run keeps the generation
+    its first search saw). Calls on the same snapshot are serialised by its lock; a snapshot that a
+    newer commit replaced stays open while in use and for ``RETIRED_KEEP_S`` after, so a pinned run
+    can finish on it.
+    """
 
     def __init__(self, index: CodeIndex) -> None:
         """Open the index for reading (raises ``IndexMissing`` if there is none)."""
         index.require()
         self.index = index
-        self._lock = threading.RLock()
-        self._connection = index.connect()
-        self._generation: str | None = None
-        self._last_lexical: tuple | None = None
+        # Guards the snapshots and the probe connection; never held while searching.
+        self._lock = threading.Lock()
+        self._probe = index.connect()
+        self._identity = self._database_identity()
+        self._loaded_vectors_version = self._vectors_version()
+        self._current = open_snapshot(index)
+        self._retired: list[IndexSnapshot] = []
+        # Chroma's client and the retry state after a server failure are shared by every snapshot.
+        self._vectors_lock = threading.RLock()
         self._vectors_retry_at = 0.0
         self._vectors_error = ""
-        self._load()
+        self._pinned = threading.local()
 
     def close(self) -> None:
-        """Release the SQLite connection and this index's Chroma client."""
-        self._connection.close()
+        """Release the connections, the generations' leases and this index's Chroma client."""
+        with self._lock:
+            for snapshot in [self._current, *self._retired]:
+                snapshot.close()
+            self._retired = []
+            self._probe.close()
         self.index.reopen_vectors()
 
-    # ----------------------------------------------------------------- loading
-    def _current_generation(self) -> str:
-        row = self._connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
-        return row[0] if row else ""
-
+    # ----------------------------------------------------------------- snapshots
     def _database_identity(self) -> tuple[int, int] | None:
         try:
             stat = self.index.db_path.stat()
@@ -211,99 +229,109 @@ class Searcher:
         return (stat.st_dev, stat.st_ino)
 
     def _vectors_version(self) -> str:
-        row = self._connection.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()
+        row = self._probe.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()
         return row[0] if row else ""
 
-    def _load(self) -> None:
-        with self._lock:
-            identity = self._database_identity()
-            if identity is None:
-                repo = self.index.repo
-                raise IndexMissing(f"the index of {repo} was deleted; run: grepgraph index {repo}")
-            if identity != getattr(self, "_identity", identity):
-                # Rebuilt from scratch (another format, or deleted and re-indexed): a new database file.
-                self._connection.close()
-                self._connection = self.index.connect()
-                self._generation = None
-                self.index.reopen_vectors()
+    def _refresh_locked(self) -> None:
+        """Open a snapshot of a newer committed generation, if there is one (caller holds ``_lock``)."""
+        identity = self._database_identity()
+        if identity is None:
+            repo = self.index.repo
+            raise IndexMissing(f"the index of {repo} was deleted; run: grepgraph index {repo}")
+        if identity != self._identity:
+            # Rebuilt from scratch (another format, or deleted and re-indexed): a new database file.
+            self._probe.close()
+            self._probe = self.index.connect()
             self._identity = identity
-            vectors_version = self._vectors_version()
-            if vectors_version != getattr(self, "_loaded_vectors_version", vectors_version):
+            with self._vectors_lock:
+                self.index.reopen_vectors()
+        vectors_version = self._vectors_version()
+        if vectors_version != self._loaded_vectors_version:
+            with self._vectors_lock:
                 self.index.reopen_vectors()
             self._loaded_vectors_version = vectors_version
-            generation = self._current_generation()
-            if generation == self._generation:
-                return
-            generation_dir = self.index.bm25_generation_dir(self._connection)
-            live = np.fromiter((row[0] for row in self._connection.execute("SELECT id FROM chunks ORDER BY id")),
-                               dtype=np.int64)
-            self._segments = [(ids, bm25, np.isin(ids, live)) for ids, bm25 in load_segments(generation_dir)]
-            self._last_lexical = None
-            self._chunk_count = int(live.size)
-            self._views = self.index.views(self._chunk_count)
-            self._generation = generation
-            self._languages = dict(self._connection.execute("SELECT path, language FROM files"))
-            self._paths = list(self._languages)
-            self._scopes: dict[Scope, tuple[list[str], np.ndarray]] = {}
-            self._text_cache = TextCache()
-            self._kinds: dict[str, tuple[bool, bool]] | None = None
+        if committed_generation(self._probe) != self._current.generation:
+            fresh = open_snapshot(self.index)
+            self._current.retired_at = time.monotonic()
+            self._retired.insert(0, self._current)
+            self._current = fresh
+        self._close_unused_locked()
+
+    def _close_unused_locked(self) -> None:
+        now = time.monotonic()
+        keep = []
+        for number, snapshot in enumerate(self._retired):
+            expired = number >= RETIRED_KEEP or now - (snapshot.retired_at or now) > RETIRED_KEEP_S
+            if expired and snapshot.users == 0:
+                snapshot.close()
+            else:
+                keep.append(snapshot)
+        self._retired = keep
+
+    @contextmanager
+    def _snapshot(self, generation: str | None = None) -> Iterator[IndexSnapshot]:
+        """Hold one snapshot for a call: ``generation`` if still open, else the newest.
+
+        A call nested in another on the same thread (``chunk_text`` inside ``connection_lock``) gets the
+        snapshot the outer call holds.
+        """
+        pinned: list[IndexSnapshot] = self._pinned.__dict__.setdefault("stack", [])
+        if pinned and generation in (None, pinned[-1].generation):
+            yield pinned[-1]
+            return
+        with self._lock:
+            self._refresh_locked()
+            snapshot = next((s for s in self._retired if s.generation == generation), self._current)
+            snapshot.users += 1
+        try:
+            with snapshot.lock:
+                pinned.append(snapshot)
+                try:
+                    yield snapshot
+                finally:
+                    pinned.pop()
+        finally:
+            with self._lock:
+                snapshot.users -= 1
+                self._close_unused_locked()
 
     def refresh(self) -> None:
         """Pick up a newer committed index, if one was written since loading."""
-        self._load()
+        with self._lock:
+            self._refresh_locked()
 
     @property
-    def chunk_count(self) -> int:  # noqa: D102
-        return self._chunk_count
+    def chunk_count(self) -> int:
+        """Chunks in the newest committed generation."""
+        with self._snapshot() as snapshot:
+            return snapshot.chunk_count
+
+    @property
+    def generation(self) -> str:
+        """The newest committed generation's name."""
+        with self._snapshot() as snapshot:
+            return snapshot.generation
 
     # ----------------------------------------------------------------- components
     def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES,
-                       allowed: np.ndarray | None = None) -> tuple[dict[int, float], LexicalSignal]:
+                       allowed: np.ndarray | None = None, *,
+                       generation: str | None = None) -> tuple[dict[int, float], LexicalSignal]:
         """Top-``k`` chunk ids by BM25 (among ``allowed`` ids, if given) and the raw score signal."""
+        with self._snapshot(generation) as snapshot:
+            return self._lexical_top(snapshot, snapshot.lexical(query_tokens), query_tokens, k, allowed)
+
+    @staticmethod
+    def _lexical_top(snapshot: IndexSnapshot, scores: LexicalScores, query_tokens: list[str], k: int,
+                     allowed: np.ndarray | None) -> tuple[dict[int, float], LexicalSignal]:
         if not query_tokens:
-            return {}, LexicalSignal()
-        last = self._last_lexical
-        if last is not None and last[0] == tuple(query_tokens):
-            # The graph probes BM25 before deciding on a rewrite, then retrieves with the same tokens.
-            _, all_ids, all_scores = last
-        else:
-            ids_parts, score_parts = [], []
-            for ids, bm25, live in self._segments:
-                scores = bm25.scores(query_tokens)
-                ids_parts.append(ids[live])
-                score_parts.append(np.asarray(scores)[live])
-            if not ids_parts:
-                return {}, LexicalSignal()
-            all_ids = np.concatenate(ids_parts)
-            all_scores = np.concatenate(score_parts)
-            # Segments are in id order (the delta holds newer ids), so all_ids is sorted: kept for _bm25_of.
-            self._last_lexical = (tuple(query_tokens), all_ids, all_scores)
-        # A filter applies before the cut, so a small part of the repository still gets its best k.
-        best = top_k(all_scores if allowed is None else np.where(np.isin(all_ids, allowed), all_scores, 0.0), k)
-        found = {int(all_ids[i]): float(all_scores[i]) for i in best}
-        values = [float(all_scores[i]) for i in best[:2]]
-        signal = LexicalSignal(values[0] if values else 0.0, values[1] if len(values) > 1 else 0.0, len(found))
+            return {}, LexicalSignal(generation=snapshot.generation)
+        found, best = scores.top(k, allowed)
+        signal = LexicalSignal(best[0] if best else 0.0, best[1] if len(best) > 1 else 0.0, len(found),
+                               generation=snapshot.generation)
         return found, signal
 
-    def _bm25_of(self, tokens: list[str], chunk_ids: list[int]) -> dict[int, float]:
-        """BM25 scores of specific chunks (vector candidates BM25 did not rank), from the last scoring."""
-        if not tokens or not chunk_ids:
-            return {}
-        last = self._last_lexical
-        if last is None or last[0] != tuple(tokens):
-            self.lexical_scores(tokens, 1)
-            last = self._last_lexical
-        if last is None:
-            return {}
-        _, all_ids, all_scores = last
-        if all_ids.size == 0:
-            return {}
-        wanted = np.asarray(sorted(chunk_ids), dtype=np.int64)
-        positions = np.clip(np.searchsorted(all_ids, wanted), 0, all_ids.size - 1)
-        hit = all_ids[positions] == wanted
-        return {int(c): float(all_scores[p]) for c, p in zip(wanted[hit], positions[hit])}
-
-    def _keys_to_chunks(self, view: str, key_scores: dict[str, float]) -> dict[int, float]:
+    @staticmethod
+    def _keys_to_chunks(snapshot: IndexSnapshot, view: str, key_scores: dict[str, float]) -> dict[int, float]:
         if not key_scores:
             return {}
         column = "card_key" if view == "card" else "code_key"
@@ -312,7 +340,7 @@ class Searcher:
         for start in range(0, len(keys), 500):
             batch = keys[start : start + 500]
             marks = ",".join("?" * len(batch))
-            for chunk_id, key in self._connection.execute(
+            for chunk_id, key in snapshot.connection.execute(
                 f"SELECT id, {column} FROM chunks WHERE {column} IN ({marks})", batch  # noqa: S608
             ):
                 found[chunk_id] = key_scores[key]
@@ -320,48 +348,61 @@ class Searcher:
 
     def dense_scores(self, text: str, k: int = DENSE_CANDIDATES) -> dict[str, dict[int, float]]:
         """Top-``k`` chunk ids by cosine similarity, per embedded view."""
-        if not text.strip():
-            return {}
-        store = self.index.vector_store(self._views)
-        if not any(store.cached_count(view) for view in self._views):
-            return {}  # nothing embedded yet (lexical-only index): don't pay for the query embedding
-        vector = self.index.embedder.embed([text])[0]
-        self._query_vector = vector
-        return {view: self._keys_to_chunks(view, store.query(view, vector, k)) for view in self._views}
+        with self._snapshot() as snapshot:
+            return self._dense(snapshot, text, k)[0]
 
-    def _guarded_dense(self, text: str, k: int) -> dict[str, dict[int, float]]:
-        """:meth:`dense_scores`, or nothing while the Chroma server is unreachable (retried after a pause)."""
-        if time.monotonic() < self._vectors_retry_at:
-            return {}
+    def _dense(self, snapshot: IndexSnapshot, text: str,
+               k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
+        """The top-``k`` cosines per view, and the query's vector (``None`` when nothing was embedded)."""
+        if not text.strip():
+            return {}, None
+        with self._vectors_lock:
+            store = self.index.vector_store(snapshot.views)
+            if not any(store.cached_count(view) for view in snapshot.views):
+                return {}, None  # nothing embedded yet (lexical-only index): don't pay for the query embedding
+            vector = self.index.embedder.embed([text])[0]
+            found = {view: store.query(view, vector, k) for view in snapshot.views}
+        return {view: self._keys_to_chunks(snapshot, view, keys) for view, keys in found.items()}, vector
+
+    def _guarded_dense(self, snapshot: IndexSnapshot, text: str,
+                       k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
+        """:meth:`_dense`, or nothing while the Chroma server is unreachable (retried after a pause)."""
+        with self._vectors_lock:
+            if time.monotonic() < self._vectors_retry_at:
+                return {}, None
         try:
-            found = self.dense_scores(text, k)
+            found = self._dense(snapshot, text, k)
         except vector_backend_errors() as error:
             self._vectors_failed(error)
-            return {}
-        self._vectors_error = ""
+            return {}, None
+        with self._vectors_lock:
+            self._vectors_error = ""
         return found
 
     def _vectors_failed(self, error: BaseException) -> None:
-        self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
         url = self.index.chroma_url or "the embedded database"
         named = isinstance(error, EmbeddingUnavailable) or str(error).startswith("the Chroma server")
         detail = str(error) if named else f"the Chroma server at {url}: {error}"
-        self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
-                               f" retried after {VECTORS_RETRY_AFTER_S:g}s")
-        self.index.reopen_vectors()
+        with self._vectors_lock:
+            self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
+            self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
+                                   f" retried after {VECTORS_RETRY_AFTER_S:g}s")
+            self.index.reopen_vectors()
 
-    def _fill_dense(self, dense: dict[str, dict[int, float]], candidates: set[int]) -> None:
+    def _fill_dense(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
+                    candidates: set[int]) -> None:
         """Exact cosines for candidates a view's top-k missed, so the blend compares like with like."""
-        store = self.index.vector_store(self._views)
         for view, scores in dense.items():
             missing = [c for c in candidates if c not in scores]
             if not missing:
                 continue
             column = "card_key" if view == "card" else "code_key"
             marks = ",".join("?" * len(missing))
-            key_of = dict(self._connection.execute(
+            key_of = dict(snapshot.connection.execute(
                 f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
-            sims = store.similarities(view, self._query_vector, list(set(key_of.values())))
+            with self._vectors_lock:
+                store = self.index.vector_store(snapshot.views)
+                sims = store.similarities(view, query_vector, list(set(key_of.values())))
             for chunk_id, key in key_of.items():
                 if key in sims:
                     scores[chunk_id] = sims[key]
@@ -372,15 +413,19 @@ class Searcher:
             for chunk_id in candidates:
                 scores.setdefault(chunk_id, neutral)
 
-    def name_coverage(self, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
+    def name_coverage(self, query_tokens: list[str], pool: set[int],
+                      snapshot: IndexSnapshot | None = None) -> dict[int, float]:
         """Share of each candidate's name words that the query uses (``write_usage`` vs "Writes a usage line")."""
+        if snapshot is None:
+            with self._snapshot() as current:
+                return self.name_coverage(query_tokens, pool, current)
         wanted = set(query_tokens)
         if not pool or not wanted:
             return {}
         ids = list(pool)
         marks = ",".join("?" * len(ids))
         coverage = {}
-        for chunk_id, name in self._connection.execute(
+        for chunk_id, name in snapshot.connection.execute(
                 f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids):  # noqa: S608
             words = {stem(part) for part in split_identifier(name) if len(part) > 1}
             if words and not name.startswith("__"):
@@ -389,14 +434,15 @@ class Searcher:
                     coverage[chunk_id] = share
         return coverage
 
-    def symbol_matches(self, query: str) -> dict[int, float]:
+    @staticmethod
+    def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
         """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
         matches: dict[int, float] = {}
         for token in code_tokens(query)[:12]:
             name = token.rsplit(".", 1)[-1]
             if len(name) < 3:
                 continue
-            for chunk_id, symbol in self._connection.execute(
+            for chunk_id, symbol in snapshot.connection.execute(
                 "SELECT id, symbol FROM chunks WHERE name = ? COLLATE NOCASE AND kind NOT IN ('module', 'text')",
                 (name,),
             ):
@@ -404,14 +450,15 @@ class Searcher:
                 bonus = SYMBOL_EXACT_BONUS if exact or "." not in token else SYMBOL_PREFIX_BONUS
                 matches[chunk_id] = max(matches.get(chunk_id, 0.0), bonus)
             if len(name) >= 5:
-                for (chunk_id,) in self._connection.execute(
+                for (chunk_id,) in snapshot.connection.execute(
                     "SELECT id FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
                     (name.replace("_", "\\_") + "%",),
                 ):
                     matches.setdefault(chunk_id, SYMBOL_PREFIX_BONUS)
         return matches
 
-    def mention_matches(self, query: str) -> dict[int, float]:
+    @staticmethod
+    def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
         """Chunks in files the query names, with a stronger bonus for traceback frames' functions."""
         mentions = mentioned_paths(query)
         if not mentions:
@@ -422,7 +469,7 @@ class Searcher:
             # Match the longest repository-relative suffix of the mentioned path.
             for width in range(min(len(parts), 6), 0, -1):
                 suffix = "/".join(parts[-width:])
-                hits = [p for p in self._paths if p == suffix or p.endswith("/" + suffix)]
+                hits = [p for p in snapshot.paths if p == suffix or p.endswith("/" + suffix)]
                 if hits and (width > 1 or len(hits) <= 3):
                     files.update(hits)
                     break
@@ -431,7 +478,7 @@ class Searcher:
         frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
         matches: dict[int, float] = {}
         marks = ",".join("?" * len(files))
-        for chunk_id, name, kind in self._connection.execute(
+        for chunk_id, name, kind in snapshot.connection.execute(
             f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", sorted(files)  # noqa: S608
         ):
             matches[chunk_id] = 1.0 if name in frames else 0.5
@@ -442,7 +489,8 @@ class Searcher:
                dense_text: str | None = None, focus: str = "implementation",
                candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
-               scope: Scope | None = None, exact: bool = True) -> tuple[list[Hit], LexicalSignal]:
+               scope: Scope | None = None, exact: bool = True,
+               generation: str | None = None) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -461,16 +509,17 @@ class Searcher:
             scope: Only chunks of the files these path globs and languages keep (applied before every cut).
             exact: Let text pasted from the code (the query, a quoted string, a code line) rank the
                 definition that holds it first (with the default weights).
+            generation: Search this index generation if it is still open (else the newest).
 
         Returns:
-            The hits, best first, and the BM25 signal of the query.
+            The hits, best first, and the BM25 signal of the query (with the generation searched).
         """
-        self.refresh()
         query = query[:MAX_QUERY_CHARS]
-        with self._lock:
-            paths, allowed = self.scope_filter(scope)
+        with self._snapshot(generation) as snapshot:
+            paths, allowed = snapshot.scope_filter(scope)
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
-            lexical, signal = self.lexical_scores(tokens, candidates, allowed)
+            bm25 = snapshot.lexical(tokens)
+            lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
             if weights is not None and not any(weights.get(view) for view in ("card", "code")):
                 dense = False
             long_query = len(query.split()) > LONG_QUERY_WORDS
@@ -480,11 +529,12 @@ class Searcher:
                 exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
             wants_vectors = dense
-            depth = dense_depth(candidates, allowed, self._chunk_count, SCOPED_DENSE_MAX)
-            cosines = self._guarded_dense(plain_text(dense_input), depth) if dense else {}
-            symbols = self.symbol_matches(query + " " + " ".join(keywords or []))
-            mentions = self.mention_matches(query)
-            store = TextStore(self._connection, self._text_cache)
+            depth = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
+            cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), depth) if dense
+                                     else ({}, None))
+            symbols = self.symbol_matches(snapshot, query + " " + " ".join(keywords or []))
+            mentions = self.mention_matches(snapshot, query)
+            store = TextStore(snapshot.connection, snapshot.text_cache)
             pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
             if allowed is not None:
                 cosines, symbols, mentions = (
@@ -493,22 +543,23 @@ class Searcher:
             pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
             if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
                 pool |= {int(c) for c in allowed}
-            if cosines:
+            if cosines and query_vector is not None:
                 try:
-                    self._fill_dense(cosines, pool)
+                    self._fill_dense(snapshot, cosines, query_vector, pool)
                 except vector_backend_errors() as error:
                     self._vectors_failed(error)
                     cosines = {}
-            if wants_vectors and self._vectors_error:
-                signal.vectors_note = self._vectors_error
+            vectors_error = self._vectors_error
+            if wants_vectors and vectors_error:
+                signal.vectors_note = vectors_error
             missing_lexical = [c for c in pool if c not in lexical]
-            lexical_all = {**lexical, **self._bm25_of(tokens, missing_lexical)}
+            lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
             if weights is None:
                 weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
-                "name": self.name_coverage(tokens, pool),
+                "name": self.name_coverage(tokens, pool, snapshot),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
@@ -529,14 +580,14 @@ class Searcher:
             top = blended[:depth]
             listed = {chunk_id for chunk_id, _ in top}
             top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
-            hits = self._hydrate(top, components)
+            hits = self._hydrate(snapshot, top, components)
             wants_type = kind_priors and described_kind(query) == "type"
             head = head_phrase(query) if kind_priors else []
             # "Validator which ...": opening with the name of a base class describes a kind of it.
-            subclasses = self._subclasses_named_by(head if wants_type else head[:1])
+            subclasses = self._subclasses_named_by(snapshot, head if wants_type else head[:1])
             wants_type = wants_type or bool(subclasses)
             if wants_type:
-                hits = self._lift_types_by_members(hits, components)
+                hits = self._lift_types_by_members(snapshot, hits, components)
         for hit in hits:
             if wants_type and hit.kind in TYPE_KINDS:
                 hit.score *= 1 + TYPE_DESCRIPTION_BONUS
@@ -549,30 +600,12 @@ class Searcher:
 
     # ----------------------------------------------------------------- filters, literal and regex search
     def scope_filter(self, scope: Scope | None) -> tuple[list[str] | None, np.ndarray | None]:
-        """The paths and sorted chunk ids a scope keeps (``None, None``: everything).
+        """The paths and sorted chunk ids a scope keeps in the newest generation (``None, None``: everything).
 
         Raises :class:`ScopeError` when the scope keeps no indexed file (a mistyped glob).
         """
-        if scope is None or scope.is_everything:
-            return None, None
-        with self._lock:
-            kept = self._scopes.get(scope)
-            if kept is None:
-                paths = scope.allowed_paths(self._languages)
-                if not paths:
-                    raise ScopeError(f"no indexed file matches {scope.describe()}")
-                kept = (paths, chunk_ids_in(self._connection, paths))
-                if len(self._scopes) >= SCOPE_CACHE_SIZE:
-                    self._scopes.clear()
-                self._scopes[scope] = kept
-            return kept
-
-    def _file_kinds(self) -> dict[str, tuple[bool, bool]]:
-        """``{path: (is test, is documentation)}`` of every indexed file, computed once per index generation."""
-        if self._kinds is None:
-            self._kinds = {path: (is_test_path(path, language), is_documentation(path, language))
-                           for path, language in self._languages.items()}
-        return self._kinds
+        with self._snapshot() as snapshot:
+            return snapshot.scope_filter(scope)
 
     def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
              scope: Scope | None = None) -> GrepAnswer:
@@ -582,24 +615,23 @@ class Searcher:
         filter that keeps no file.
         """
         pattern = compile_pattern(text, mode)
-        self.refresh()
-        with self._lock:
-            paths, _ = self.scope_filter(scope)
-            store = TextStore(self._connection, self._text_cache)
-            if not store.has_texts() and self._languages:
+        with self._snapshot() as snapshot:
+            paths, _ = snapshot.scope_filter(scope)
+            store = TextStore(snapshot.connection, snapshot.text_cache)
+            if not store.has_texts() and snapshot.languages:
                 repo = self.index.repo
                 raise IndexMissing(f"the index of {repo} has no stored texts; run: grepgraph index --rebuild {repo}")
-            kinds = self._file_kinds()
+            kinds = snapshot.file_kinds()
 
             def priority(path: str) -> float:
                 return focus_factor(focus, *kinds.get(path, (False, False)))
 
             found = search_lines(store, pattern, paths, priority)
             ranked = rank_lines(found.matches, priority)
-            results = results_for(self._connection, ranked[:limit])
-        return GrepAnswer(results, len(found.matches), found.complete, found.stopped)
+            results = results_for(snapshot.connection, ranked[:limit])
+        return GrepAnswer(results, len(found.matches), found.complete, found.stopped, snapshot.generation)
 
-    def _lift_types_by_members(self, hits: list[Hit], components: dict) -> list[Hit]:
+    def _lift_types_by_members(self, snapshot: IndexSnapshot, hits: list[Hit], components: dict) -> list[Hit]:
         """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
         best_member: dict[tuple[str, str], float] = {}
         for hit in hits:
@@ -614,10 +646,10 @@ class Searcher:
             kinds = ",".join("?" * len(TYPE_KINDS))
             found = []
             for path, symbol in missing:
-                found += [row[0] for row in self._connection.execute(
+                found += [row[0] for row in snapshot.connection.execute(
                     f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
                     (path, symbol, *TYPE_KINDS))]
-            for hit in self._hydrate([(chunk_id, 0.0) for chunk_id in found], components):
+            for hit in self._hydrate(snapshot, [(chunk_id, 0.0) for chunk_id in found], components):
                 present[(hit.path, hit.symbol)] = hit
                 hits.append(hit)
         for owner, score in best_member.items():
@@ -627,7 +659,8 @@ class Searcher:
                 hit.components["member"] = round(hit.score, 4)
         return hits
 
-    def _subclasses_named_by(self, words: list[str]) -> set[str]:
+    @staticmethod
+    def _subclasses_named_by(snapshot: IndexSnapshot, words: list[str]) -> set[str]:
         """Symbols of the classes that derive (at any depth) from a class a head-phrase word names."""
         found: set[str] = set()
         frontier = [word for word in words if len(word) > 2 and word not in STOP_WORDS]
@@ -635,19 +668,20 @@ class Searcher:
             if not frontier:
                 break
             marks = ",".join("?" * len(frontier))
-            children = {source for (source,) in self._connection.execute(
+            children = {source for (source,) in snapshot.connection.execute(
                 f"SELECT DISTINCT source FROM edges WHERE kind = 'inherits' AND target COLLATE NOCASE IN ({marks})"  # noqa: S608
                 " LIMIT 500", frontier)} - found
             found |= children
             frontier = [child.rsplit(".", 1)[-1] for child in children]
         return found
 
-    def _hydrate(self, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
+    @staticmethod
+    def _hydrate(snapshot: IndexSnapshot, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
         if not ranked:
             return []
         ids = [chunk_id for chunk_id, _ in ranked]
         marks = ",".join("?" * len(ids))
-        rows = {row[0]: row for row in self._connection.execute(
+        rows = {row[0]: row for row in snapshot.connection.execute(
             "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
             f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
         hits = []
@@ -661,19 +695,30 @@ class Searcher:
                              if chunk_id in values}))
         return hits
 
+    def reading(self) -> AbstractContextManager[IndexSnapshot]:
+        """Hold the newest snapshot for a few reads: its ``connection`` and ``generation`` stay consistent."""
+        return self._snapshot()
+
     @property
     def connection(self) -> sqlite3.Connection:
-        """The searcher's SQLite connection; hold :meth:`connection_lock` while using it."""
-        return self._connection
+        """The connection of the snapshot this thread holds (inside :meth:`connection_lock`).
 
-    def connection_lock(self) -> threading.RLock:
-        """The lock that serialises use of :attr:`connection` between threads."""
-        return self._lock
+        Outside it, the newest snapshot's connection: for single-threaded scripts only.
+        """
+        pinned = self._pinned.__dict__.get("stack")
+        if pinned:
+            return pinned[-1].connection
+        with self._lock:
+            return self._current.connection
+
+    def connection_lock(self) -> AbstractContextManager[IndexSnapshot]:
+        """Hold the newest snapshot for this thread; :attr:`connection` is its connection meanwhile."""
+        return self._snapshot()
 
     def chunk_text(self, path: str, symbol: str) -> str:
         """The stored text of a chunk, by path and symbol (empty if unknown)."""
-        with self._lock:
-            row = self._connection.execute(
+        with self._snapshot() as snapshot:
+            row = snapshot.connection.execute(
                 "SELECT text FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", (path, symbol)).fetchone()
         return row[0] if row else ""
 
