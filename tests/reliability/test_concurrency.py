@@ -1,0 +1,156 @@
+"""Many searches at once while the index is rewritten: every answer is the one its generation gives alone.
+
+Eight threads run a fixed mix of queries (text, graph questions, structured, decomposed, filtered,
+literal, regex, and a question the Ollama-protocol test server rewrites and reranks) against one
+index while a loop rewrites files of the repository and re-indexes it; then eight HTTP clients do
+the same against ``grepgraph serve`` while the re-index runs as the CLI, in other processes. Each
+answer must equal the answer of the same query alone on a copy of the generation it saw (see
+``tests/concurrency.py``), with no error and no 5xx. ``benchmarks/concurrency.py`` is the long run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from graphs.code_search import graph
+from graphs.llm import reset_llm_state
+from graphs.resources import forget_searchers
+from grepgraph.serve import create_app
+from retrievers.index import CodeIndex
+from tests.concurrency import (
+    LLM_REPLY,
+    QUERIES,
+    Answer,
+    GenerationCopies,
+    Tally,
+    answer_of,
+    compare_with_references,
+    copy_sample_repo,
+    reindex_loop,
+    run_concurrently,
+)
+from tests.conftest import hang_deadline, isolated_settings
+from tests.ollama_server import OllamaTestServer
+from tests.processes import free_port
+
+pytestmark = pytest.mark.slow
+
+THREADS = 8
+SEARCH_SECONDS = 12.0
+REINDEX_PAUSE_S = 0.3
+HTTP_SECONDS = 10.0
+ROOT = Path(__file__).resolve().parents[2]
+# Generous: a slow shared machine must not turn a reply into a timeout (a fallback answer differs).
+LLM_TIMEOUT_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """A copy of the fixture repository indexed with vectors, and the copies of its generations."""
+    tmp_path = tmp_path_factory.mktemp("concurrency")
+    with isolated_settings(tmp_path_factory):
+        repo = copy_sample_repo(tmp_path / "repo")
+        index_dir = tmp_path / "index"
+        CodeIndex(repo, index_dir).update()
+        copies = GenerationCopies(tmp_path / "generations", index_dir)
+        copies.copy_committed()
+        yield repo, index_dir, copies
+        forget_searchers()
+        reset_llm_state()
+
+
+def graph_searcher(repo: Path, llm_url: str):
+    """``search(name, index_dir)``: one query of the mix through the compiled graph."""
+    def search(name: str, index_dir: Path) -> Answer:
+        payload = dict(QUERIES[name])
+        context = {"repo": str(repo), "index_dir": str(index_dir), "llm_enabled": name.endswith("+llm"),
+                   "llm_base_url": llm_url, "llm_timeout_s": LLM_TIMEOUT_S}
+        return answer_of(name, graph.invoke(payload, context=context))
+    return search
+
+
+def test_threads_get_the_answer_of_their_generation_while_the_index_changes(indexed):
+    repo, index_dir, copies = indexed
+    tally = Tally()
+    stop = threading.Event()
+    with OllamaTestServer(responder=lambda request: LLM_REPLY) as llm, hang_deadline(240):
+        search = graph_searcher(repo, llm.base_url)
+        loop = threading.Thread(target=reindex_loop, args=(repo, index_dir, copies, tally, stop, REINDEX_PAUSE_S))
+        loop.start()
+        try:
+            run_concurrently(THREADS, SEARCH_SECONDS, lambda name: search(name, index_dir), tally, list(QUERIES))
+        finally:
+            stop.set()
+            loop.join(timeout=60)
+        compare_with_references(tally, lambda name, generation: search(name, copies.path(generation)))
+    summary = tally.summary()
+    assert not tally.errors, tally.errors[:3]
+    assert not tally.mismatches, tally.mismatches[:3]
+    assert summary["reindexes"] >= 3 and summary["generations_seen"] >= 3, summary
+    assert summary["searches"] >= 2 * THREADS * len(QUERIES) // 4, summary
+    # Generations stay on disk while a reader holds them; once none does, the next run deletes them.
+    forget_searchers()
+    CodeIndex(repo, index_dir).update(embed=False)
+    assert len(list((index_dir / "bm25").iterdir())) == 1
+    copies.copy_committed()
+
+
+def test_http_clients_get_no_5xx_while_the_cli_reindexes(indexed):
+    repo, index_dir, copies = indexed
+    tally = Tally()
+    statuses: list[int] = []
+    app = create_app([str(repo)], index_dirs={str(repo): str(index_dir)}, settings={"llm_enabled": False})
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = threading.Thread(target=server.run, daemon=True)
+    serving.start()
+    url = f"http://127.0.0.1:{port}"
+    names = [name for name in QUERIES if not name.endswith("+llm")]
+
+    def cli_index() -> None:
+        done = subprocess.run([sys.executable, "-m", "grepgraph.cli", "index", str(repo), "--index-dir", str(index_dir),
+                               "--no-embed", "--quiet", "--wait"], capture_output=True, text=True, timeout=120,
+                              cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    def post(name: str) -> Answer:
+        response = httpx.post(f"{url}/search/invoke", json={"input": QUERIES[name]}, timeout=60)
+        with tally.lock:
+            statuses.append(response.status_code)
+        response.raise_for_status()
+        return answer_of(name, response.json()["output"])
+
+    stop = threading.Event()
+    with hang_deadline(240):
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and serving.is_alive(), "serve did not answer /health"
+            time.sleep(0.1)
+        loop = threading.Thread(target=reindex_loop, args=(repo, index_dir, copies, tally, stop, 0.0, cli_index))
+        loop.start()
+        try:
+            run_concurrently(THREADS, HTTP_SECONDS, post, tally, names)
+        finally:
+            stop.set()
+            loop.join(timeout=180)
+            server.should_exit = True
+            serving.join(timeout=10)
+        search_alone = graph_searcher(repo, "http://127.0.0.1:9")
+        compare_with_references(tally, lambda name, generation: search_alone(name, copies.path(generation)))
+    assert not [status for status in statuses if status >= 500]
+    assert not tally.errors, tally.errors[:3]
+    assert not tally.mismatches, tally.mismatches[:3]
+    assert tally.reindexes >= 2 and tally.searches >= THREADS, tally.summary()
