@@ -20,8 +20,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
-METADATA_KEYS = ("path", "start_line", "end_line", "symbol", "kind", "score", "line", "relation", "via",
-                 "resolution")
+from retrievers.results import RESULT_FIELDS
+
+METADATA_KEYS = tuple(key for key in RESULT_FIELDS if key != "snippet")  # the snippet is the page content
 
 
 class GrepGraphRetriever(BaseRetriever):

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from typing_extensions import NotRequired, Required, TypedDict
 
+from retrievers.results import CodeResult
+
 Focus = Literal["implementation", "tests", "all"]
 # auto: ranked search (hybrid, graph questions, exact-line evidence); literal / regex: every matching line.
 Mode = Literal["auto", "literal", "regex"]
@@ -40,7 +42,7 @@ class SearchInput(TypedDict, total=False):
 class SearchOutput(TypedDict):
     """What a caller gets back: ranked results and a trace of every node's decision."""
 
-    results: list[dict]
+    results: list[CodeResult]
     trace: list[dict]
     total_matches: NotRequired[int]
 
@@ -82,6 +84,6 @@ class SearchState(SearchInput, total=False):
     candidate_lists: Annotated[list[dict], merge_candidate_lists]
     fused: list[dict]
     rerank_decision: bool
-    results: list[dict]
+    results: list[CodeResult]
     total_matches: int
     trace: Annotated[list[dict], operator.add]

@@ -28,6 +28,7 @@ from pathlib import PurePosixPath
 
 import re2
 
+from .results import CodeResult, code_result
 from .textstore import TextStore
 
 MODES = ("literal", "regex")
@@ -321,7 +322,7 @@ def rank_lines(matches: list[LineMatch], priority: Callable[[str], float]) -> li
 class GrepAnswer:
     """The best matching lines as results, how many lines matched, and whether the scan saw everything."""
 
-    results: list[dict]
+    results: list[CodeResult]
     total: int
     complete: bool = True
     stopped: str = ""
@@ -373,7 +374,7 @@ def nearest(spans: list[ChunkSpan], line: int) -> ChunkSpan | None:
     return min(spans, key=lambda s: s.start_line, default=None)
 
 
-def line_result(match: LineMatch, spans: list[ChunkSpan]) -> dict:
+def line_result(match: LineMatch, spans: list[ChunkSpan]) -> CodeResult:
     """The public result of a matching line: the shared result fields plus ``line``."""
     line = match.line
     span = innermost(spans, line)
@@ -381,11 +382,10 @@ def line_result(match: LineMatch, spans: list[ChunkSpan]) -> dict:
         symbol, kind, first, last = PurePosixPath(match.path).stem, "module", 1, match.data.count(b"\n") + 1
     else:
         symbol, kind, first, last = span.symbol, span.kind, span.start_line, span.end_line
-    return {"path": match.path, "start_line": first, "end_line": last, "symbol": symbol, "kind": kind,
-            "score": round(match.score, 4), "snippet": match.text[:SNIPPET_CHARS], "line": line}
+    return code_result(match.path, first, last, symbol, kind, match.score, match.text[:SNIPPET_CHARS], line=line)
 
 
-def results_for(connection: sqlite3.Connection, matches: list[LineMatch]) -> list[dict]:
+def results_for(connection: sqlite3.Connection, matches: list[LineMatch]) -> list[CodeResult]:
     """Results (with enclosing definitions) for already ranked, already cut matches."""
     spans = chunk_spans(connection, list(dict.fromkeys(match.path for match in matches)))
     return [line_result(match, spans[match.path]) for match in matches]

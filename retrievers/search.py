@@ -36,6 +36,7 @@ from .grep import (
 from .index import CodeIndex, IndexMissing, closing_connection, vector_backend_errors
 from .languages import is_documentation
 from .query_shape import TYPE_KINDS, described_kind, head_phrase
+from .results import CodeResult, code_result
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
@@ -108,11 +109,9 @@ class Hit:
     docstring: str = ""
     components: dict = field(default_factory=dict)
 
-    def to_result(self, snippet: str = "") -> dict:
-        """The public result shape: path, lines, symbol, kind, score, snippet."""
-        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "symbol": self.symbol, "kind": self.kind, "score": round(float(self.score), 4),
-                "snippet": snippet}
+    def to_result(self, snippet: str = "") -> CodeResult:
+        """The public result shape (:class:`retrievers.results.CodeResult`)."""
+        return code_result(self.path, self.start_line, self.end_line, self.symbol, self.kind, self.score, snippet)
 
 
 @dataclass
