@@ -17,10 +17,12 @@ from prompts import render_prompt
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.grep import PatternError, compile_pattern
 from retrievers.languages import is_documentation
+from retrievers.results import code_result
 from retrievers.scope import Scope, ScopeError
 from retrievers.symbols import SymbolGraph
 from retrievers.tokenize import tokenize_query
 
+from .catalog import admit_served_run
 from .context import Context, resolve_context
 from .heuristics import (
     blend_rerank,
@@ -58,8 +60,9 @@ class InvalidSearchInput(ValueError):
 
 
 def settings(runtime: Runtime[Context] | None) -> Context:
-    """The resolved run settings."""
-    return resolve_context(getattr(runtime, "context", None))
+    """The resolved run settings; a run the Agent Server started must also pass the deployment's policy."""
+    context = resolve_context(getattr(runtime, "context", None))
+    return admit_served_run(context) if getattr(runtime, "server_info", None) is not None else context
 
 
 def _trace(node: str, started: float, **details: Any) -> list[dict]:
@@ -206,12 +209,10 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
         rows = {}
         for ref in refs[: state.get("limit", context.limit)]:
             text = searcher.chunk_text(ref.path, ref.symbol) if ref.path else ""
-            rows[(ref.path, ref.symbol)] = {
-                "path": ref.path, "start_line": ref.start_line, "end_line": ref.end_line, "symbol": ref.symbol,
-                "kind": ref.kind, "score": 1.0, "line": ref.line or ref.start_line, "relation": relation,
-                "via": ref.via, "snippet": _reference_snippet(text, _line_offset(ref)),
-                **({"resolution": ref.resolution} if ref.resolution else {}),
-            }
+            rows[(ref.path, ref.symbol)] = code_result(
+                ref.path, ref.start_line, ref.end_line, ref.symbol, ref.kind, 1.0,
+                _reference_snippet(text, _line_offset(ref)), line=ref.line or ref.start_line, relation=relation,
+                via=ref.via, resolution=ref.resolution)
     results = list(rows.values())
     return {"results": results,
             "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
@@ -447,8 +448,8 @@ def adjust_focus(state: SearchState, runtime: Runtime[Context]) -> dict:
     terms = [state["query"][:2000], state.get("intent", ""), *state.get("rewrite_terms", []),
              *(state.get("keywords") or [])]
     results = [
-        {"path": hit["path"], "start_line": hit["start_line"], "end_line": hit["end_line"], "symbol": hit["symbol"],
-         "kind": hit["kind"], "score": round(score, 4), "snippet": snippet(hit["text"], terms)}
+        code_result(hit["path"], hit["start_line"], hit["end_line"], hit["symbol"], hit["kind"], score,
+                    snippet(hit["text"], terms))
         for score, _, hit in scored[: state["limit"]]
     ]
     demoted = sum(1 for score, _, hit in scored if score != hit["score"])

@@ -317,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--repo", action="append", help="repository clients may search (repeatable; default: cwd)")
+    _host_guard_flags(serve)
     serve.set_defaults(handler=_delegate("grepgraph.serve"))
 
     mcp = commands.add_parser("mcp", help="run the MCP server (stdio; extra: grepgraph[mcp])")
@@ -324,8 +325,17 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--http", action="store_true", help="streamable HTTP on loopback instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1")
     mcp.add_argument("--port", type=int, default=8765)
+    _host_guard_flags(mcp)
     mcp.set_defaults(handler=_delegate("grepgraph.mcp_server"))
     return parser
+
+
+def _host_guard_flags(parser: argparse.ArgumentParser) -> None:
+    """``--allow-host`` / ``--allow-origin``: who besides loopback may call an HTTP server (DNS rebinding)."""
+    parser.add_argument("--allow-host", action="append", metavar="NAME",
+                        help="answer requests whose Host is NAME or NAME:PORT too (repeatable; default: loopback only)")
+    parser.add_argument("--allow-origin", action="append", metavar="URL",
+                        help="let browser pages from URL (https://tool.example) call the server (repeatable)")
 
 
 def _delegate(module: str):

@@ -6,35 +6,39 @@
 Six read-only tools: ``search_code`` (the full graph: hybrid search, graph questions,
 selective LLM rewrite and rerank), ``lookup_symbol``, ``get_callers``, ``get_callees``,
 ``get_class_hierarchy`` and ``index_status``. Each may only read the repositories given
-with ``--repo``. Anything a caller can fix (no index yet, an empty query, a bad limit, a
-repository that is not served) comes back as a tool error with one line saying what to do.
+with ``--repo``, named by the rules every surface shares (:mod:`graphs.catalog`). Anything a
+caller can fix (no index yet, an empty query, a bad limit, a repository that is not served)
+comes back as a tool error with one line saying what to do. Over HTTP, requests must name
+the server in ``Host`` and come from no browser page or a loopback one
+(:mod:`grepgraph.http_guard`).
 
-Nothing here reads the environment: an MCP client starts the server with little more
-than ``PATH`` and ``HOME``, so the repositories come from the command line, and the
-graph's settings from its defaults (or a ``grepgraph.toml`` / ``GREPGRAPH_*`` if present).
+An MCP client starts the server with little more than ``PATH`` and ``HOME``, so the
+repositories come from the command line, and the graph's settings from its defaults (or a
+``grepgraph.toml`` / ``GREPGRAPH_*`` if present).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
+from graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
 from graphs.code_search import graph
 from graphs.context import resolve_context
 from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInput
 from graphs.resources import get_searcher
+from grepgraph.http_guard import HostGuard, HostPolicy
 from retrievers import __version__
 from retrievers.index import CodeIndex, IndexError_
+from retrievers.results import CodeResult
 from retrievers.symbols import SymbolGraph, SymbolRef
 
 SERVER_NAME = "grepgraph"
@@ -46,8 +50,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 # --------------------------------------------------------------------------- parameter types
 Repo = Annotated[
     str | None,
-    Field(description="Which served repository to use: its directory name or its full path. "
-                      "Omit to use the first one. Only repositories the server was started with are allowed."),
+    Field(description="Which served repository to use: its directory name or its absolute path as served "
+                      "(no `..`, `~` or relative paths). Omit to use the first one. Only repositories the server "
+                      "was started with are allowed."),
 ]
 SymbolName = Annotated[
     str,
@@ -57,29 +62,13 @@ SymbolName = Annotated[
 
 
 # --------------------------------------------------------------------------- result types
-class CodeHit(TypedDict):
-    """One ranked piece of code."""
-
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    kind: str
-    score: float
-    snippet: str
-    line: NotRequired[int]
-    relation: NotRequired[str]
-    via: NotRequired[str]
-    resolution: NotRequired[str]
-
-
 class SearchCodeResult(TypedDict):
     """What ``search_code`` returns (``total_matches``: matching lines, literal and regex mode only)."""
 
     repo: str
     query: str
     answered_by: Literal["hybrid search", "symbol graph", "line match"]
-    results: list[CodeHit]
+    results: list[CodeResult]
     total_matches: NotRequired[int]
 
 
@@ -161,64 +150,17 @@ class IndexStatus(TypedDict, total=False):
     chroma_url: str
     settings: dict[str, Any]
     settings_match: bool
+    settings_changes: dict[str, Any]
     settings_changes: dict[str, Any]  # what the next `grepgraph index` would change, and why
     versions: dict[str, str]
     updated_at: float
     served_repos: list[str]
 
 
-# --------------------------------------------------------------------------- repositories
-@dataclass(frozen=True)
-class ServedRepo:
-    """One repository the server may read."""
-
-    name: str
-    path: Path
-
-
-def served_repos(repos: list[str]) -> list[ServedRepo]:
-    """Resolve the ``--repo`` values (default: the working directory); raise ``ValueError`` for a bad one."""
-    served: list[ServedRepo] = []
-    for value in repos or [os.getcwd()]:
-        path = Path(value).expanduser().resolve()
-        if not path.exists():
-            raise ValueError(f"repository not found: {path}")
-        if not path.is_dir():
-            raise ValueError(f"not a directory: {path}")
-        if all(repo.path != path for repo in served):
-            served.append(ServedRepo(path.name or str(path), path))
-    return served
-
-
-def choose_repo(served: list[ServedRepo], requested: str | None) -> ServedRepo:
-    """The served repository ``requested`` names (directory name or path); the first one when omitted."""
-    if requested is None or not requested.strip():
-        return served[0]
-    requested = requested.strip()
-    by_name = [repo for repo in served if repo.name == requested]
-    if len(by_name) == 1:
-        return by_name[0]
-    if len(by_name) > 1:
-        raise ToolError(f"repository name {requested!r} is ambiguous; pass its full path: "
-                        + ", ".join(str(repo.path) for repo in by_name))
-    try:
-        path = Path(requested).expanduser().resolve()
-    except (OSError, RuntimeError, ValueError):
-        path = None
-    for repo in served:
-        if path is not None and repo.path == path:
-            return repo
-    raise ToolError(f"repository {requested!r} is not served by this server; use one of: {_listing(served)}")
-
-
-def _listing(served: list[ServedRepo]) -> str:
-    return ", ".join(f"{repo.name} ({repo.path})" for repo in served)
-
-
 # --------------------------------------------------------------------------- helpers
 def _context(repo: ServedRepo):
     try:
-        return resolve_context({"repo": str(repo.path)})
+        return resolve_context({"repo": str(repo.path), "index_dir": str(repo.index_dir)})
     except ValueError as error:  # a broken grepgraph.toml or GREPGRAPH_* value
         raise ToolError(f"invalid grepgraph settings: {error}") from None
 
@@ -275,11 +217,18 @@ class _OneLineErrorServer(MCPServer):
             raise ToolError(f"Error executing tool {name}: invalid argument {'; '.join(problems)}") from error.__cause__
 
 
+def _target(catalog: RepoCatalog, repo: str | None) -> ServedRepo:
+    """The served repository a tool call names (the rules of :mod:`graphs.catalog`), else a tool error."""
+    try:
+        return catalog.lookup(repo)
+    except RepoNotServed as error:
+        raise ToolError(str(error)) from None
+
+
 def create_server(repos: list[str]) -> MCPServer:
-    """An MCP server whose tools search ``repos`` (paths; default: the working directory)."""
-    served = served_repos(repos)
-    listing = _listing(served)
-    repos_note = f"Served repositories: {listing}. `repo` defaults to {served[0].name}."
+    """An MCP server whose tools search ``repos`` (paths; default: the deployment's repository or the cwd)."""
+    catalog = server_catalog(repos)
+    repos_note = f"Served repositories: {catalog.listing()}. `repo` defaults to {catalog.default.name}."
     server = _OneLineErrorServer(
         SERVER_NAME,
         version=__version__,
@@ -331,7 +280,7 @@ def create_server(repos: list[str]) -> MCPServer:
                         "text.")] = None,
         repo: Repo = None,
     ) -> SearchCodeResult:
-        target = choose_repo(served, repo)
+        target = _target(catalog, repo)
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query is empty: pass a question, a symbol name or an error message to search for")
         most = MAX_LIMIT if mode == "auto" else MAX_MATCH_LIMIT
@@ -344,7 +293,7 @@ def create_server(repos: list[str]) -> MCPServer:
             if value is not None and value != "":
                 request[key] = value
         try:
-            out = graph.invoke(request, context={"repo": str(target.path)})
+            out = graph.invoke(request, context={"repo": str(target.path), "index_dir": str(target.index_dir)})
         except InvalidSearchInput as error:
             raise ToolError(str(error)) from None
         except IndexError_ as error:
@@ -364,7 +313,7 @@ def create_server(repos: list[str]) -> MCPServer:
         "Exact: needs the name (bare or qualified); for a description in words use search_code. " + repos_note
     ))
     def lookup_symbol(name: SymbolName, repo: Repo = None) -> LookupResult:
-        target, name = choose_repo(served, repo), _check_name(name)
+        target, name = _target(catalog, repo), _check_name(name)
         searcher = _searcher(target)
         with searcher.connection_lock():
             refs = SymbolGraph(searcher.connection).definitions(name)
@@ -388,7 +337,7 @@ def create_server(repos: list[str]) -> MCPServer:
         "itself calls use get_callees. " + repos_note
     ))
     def get_callers(name: SymbolName, repo: Repo = None) -> CallersResult:
-        target, name = choose_repo(served, repo), _check_name(name)
+        target, name = _target(catalog, repo), _check_name(name)
         searcher = _searcher(target)
         with searcher.connection_lock():
             symbols = SymbolGraph(searcher.connection)
@@ -407,7 +356,7 @@ def create_server(repos: list[str]) -> MCPServer:
         + repos_note
     ))
     def get_callees(name: SymbolName, repo: Repo = None) -> CalleesResult:
-        target, name = choose_repo(served, repo), _check_name(name)
+        target, name = _target(catalog, repo), _check_name(name)
         searcher = _searcher(target)
         with searcher.connection_lock():
             symbols = SymbolGraph(searcher.connection)
@@ -425,7 +374,7 @@ def create_server(repos: list[str]) -> MCPServer:
         "implementation of an interface or base class. " + repos_note
     ))
     def get_class_hierarchy(name: SymbolName, repo: Repo = None) -> HierarchyResult:
-        target, name = choose_repo(served, repo), _check_name(name)
+        target, name = _target(catalog, repo), _check_name(name)
         searcher = _searcher(target)
         with searcher.connection_lock():
             symbols = SymbolGraph(searcher.connection)
@@ -445,7 +394,7 @@ def create_server(repos: list[str]) -> MCPServer:
         "says which `grepgraph index` command to run. " + repos_note
     ))
     def index_status(repo: Repo = None) -> IndexStatus:
-        target = choose_repo(served, repo)
+        target = _target(catalog, repo)
         context = _context(target)
         try:
             status = CodeIndex(context.repo, context.index_dir or None).status()
@@ -454,7 +403,7 @@ def create_server(repos: list[str]) -> MCPServer:
         except sqlite3.DatabaseError as error:
             raise ToolError(f"the index of {target.path} is unreadable ({error}); rebuild it: "
                             f"grepgraph index --rebuild {target.path}") from None
-        return {"name": target.name, **status, "served_repos": [str(r.path) for r in served]}  # type: ignore[typeddict-item]
+        return {"name": target.name, **status, "served_repos": [str(r.path) for r in catalog.entries]}  # type: ignore[typeddict-item]
 
     return server
 
@@ -466,9 +415,23 @@ def run(args: argparse.Namespace) -> int:
     if http and host not in LOOPBACK_HOSTS:
         raise ValueError(f"--host {host}: the MCP server has no authentication and only listens on loopback "
                          f"({', '.join(LOOPBACK_HOSTS)})")
+    http_only = [flag for flag in ("allow_host", "allow_origin") if getattr(args, flag, None)]
+    if http_only and not http:
+        raise ValueError(f"--{http_only[0].replace('_', '-')} applies to --http only")
     server = create_server(args.repo or [])
     if http:
-        server.run("streamable-http", host=host, port=args.port)
+        serve_http(server, host, args.port, HostPolicy.allowing(getattr(args, "allow_host", None) or (),
+                                                                getattr(args, "allow_origin", None) or ()))
     else:
         server.run("stdio")
     return 0
+
+
+def serve_http(server: MCPServer, host: str, port: int, policy: HostPolicy) -> None:
+    """Streamable HTTP behind the same ``Host`` / ``Origin`` guard as ``grepgraph serve``."""
+    import uvicorn
+
+    # The SDK's own check (any port, 421/403) is replaced by the shared one, which also pins the port.
+    app = server.streamable_http_app(
+        host=host, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    uvicorn.run(HostGuard(app, policy), host=host, port=port, log_level="warning")

@@ -11,8 +11,12 @@ Routes (``create_app``)::
 What a client may do is narrow on purpose:
 
 - only the repositories given to :func:`create_app` are searchable, chosen with the input's
-  ``repo`` (a repository's directory name, or its exact absolute path; default: the first);
-  anything else — ``../x``, another absolute path, an unknown name — is a 422;
+  ``repo`` by the rules every surface shares (:mod:`graphs.catalog`: a directory name or its exact
+  absolute path; default: the first); anything else — ``../x``, another absolute path, an unknown
+  name — is a 422;
+- every request must name this server in ``Host`` (loopback, or a name given with ``--allow-host``)
+  and come from no browser page or a loopback one (or ``--allow-origin``): a 421 / 403 otherwise,
+  against DNS rebinding (:mod:`grepgraph.http_guard`);
 - run settings (LLM URL, index location, ...) are the server's (``settings=``); LangServe drops
   any ``configurable`` a client sends, and the input model forbids unknown keys;
 - request bodies over ``max_body_bytes`` (1 MB) get a 413, bodies not received within 15 s a 408,
@@ -30,15 +34,12 @@ a small, stateless HTTP endpoint or a ``RemoteRunnable`` in an LCEL chain.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import os
 import sys
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -48,14 +49,17 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langserve import add_routes
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
 from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
+from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
 from retrievers.grep import PatternError, compile_pattern
-from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
+from retrievers.index import IndexError_
+from retrievers.results import CodeResult
 from retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
-from retrievers.settings import default_repo, outside_value
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
 MAX_BODY_BYTES = 1_000_000
 # uvicorn has no timeout for reading a request body: a client trickling one byte a second would
 # hold its connection and a handler for as long as it likes. The whole body must arrive in this time.
@@ -70,88 +74,8 @@ MAX_TERMS = 64
 MAX_TERM_CHARS = 200
 
 
-class RepoNotServed(ValueError):
-    """The requested repository is not one this server was started with."""
-
-
 class SearchTimedOut(Exception):
     """A search ran longer than the server allows."""
-
-
-# --------------------------------------------------------------------------- repositories
-@dataclass(frozen=True)
-class ServedRepo:
-    """One searchable repository: the name clients use, its root and its index."""
-
-    name: str
-    path: Path
-    index_dir: Path
-
-    def index_state(self) -> dict[str, str]:
-        """``{"index": "ready"}`` or ``{"index": "missing", "detail": ...}`` (reads, never writes)."""
-        try:
-            CodeIndex(self.path, self.index_dir).require()
-        except IndexError_ as error:
-            return {"index": "missing" if isinstance(error, IndexMissing) else "error", "detail": str(error)}
-        return {"index": "ready"}
-
-
-class RepoCatalog:
-    """The repositories a server may search, looked up by name or exact absolute path."""
-
-    def __init__(self, repos: Sequence[str | os.PathLike], index_dirs: Mapping[str, str | os.PathLike] | None = None):
-        """Resolve every repository once; raise ``ValueError`` for one that is not a directory."""
-        if not repos:
-            raise ValueError("no repository to serve")
-        indexes = {str(Path(k).expanduser().resolve()): Path(v).expanduser().resolve()
-                   for k, v in (index_dirs or {}).items()}
-        self.entries: list[ServedRepo] = []
-        self._by_path: dict[str, ServedRepo] = {}
-        for given in repos:
-            path = Path(given).expanduser().resolve()
-            if not path.is_dir():
-                raise ValueError(f"repository not found or not a directory: {given}")
-            if str(path) in self._by_path:
-                continue
-            entry = ServedRepo(path.name, path, indexes.get(str(path), default_index_dir(path)))
-            self.entries.append(entry)
-            self._by_path[str(path)] = entry
-            self._by_path.setdefault(os.path.abspath(os.path.expanduser(str(given))), entry)
-        names: dict[str, list[ServedRepo]] = {}
-        for entry in self.entries:
-            names.setdefault(entry.name, []).append(entry)
-        self._by_name = {name: found[0] for name, found in names.items() if len(found) == 1}
-        self._ambiguous = {name for name, found in names.items() if len(found) > 1}
-
-    @property
-    def names(self) -> list[str]:
-        """The names clients can pass as ``repo``."""
-        return [entry.name for entry in self.entries]
-
-    @property
-    def default(self) -> ServedRepo:
-        """The repository searched when the input names none."""
-        return self.entries[0]
-
-    def lookup(self, value: str | None) -> ServedRepo:
-        """The served repository ``value`` names, or :class:`RepoNotServed` saying what is served."""
-        if value is None or value == "":
-            return self.default
-        if not isinstance(value, str):
-            raise RepoNotServed("repo must be a string")
-        if value in self._by_name:
-            return self._by_name[value]
-        if value in self._ambiguous:
-            raise RepoNotServed(f"repo {value!r} names several served repositories; pass its absolute path")
-        if os.path.isabs(value) and "\x00" not in value:
-            # Lexical normalisation only: no resolve(), so "/srv/a/../b" never reaches a served "/srv/b".
-            entry = self._by_path.get(str(Path(value)))
-            if entry is not None and ".." not in Path(value).parts:
-                return entry
-        shown = value if len(value) <= 200 else value[:200] + "..."
-        raise RepoNotServed(
-            f"repo {shown!r} is not served here; use one of: {', '.join(self.names)} (a name or its absolute path)"
-        )
 
 
 # --------------------------------------------------------------------------- input and output types
@@ -234,24 +158,10 @@ def search_request_model(catalog: RepoCatalog) -> type[BaseModel]:
     return SearchRequest
 
 
-class SearchResult(BaseModel):
-    """One ranked result (graph questions add ``line``, ``relation`` and ``via``)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    kind: str
-    score: float
-    snippet: str = ""
-
-
 class SearchResponse(BaseModel):
     """Ranked results and the graph's trace of decisions (literal and regex mode: and how many lines matched)."""
 
-    results: list[SearchResult]
+    results: list[CodeResult]
     trace: list[dict[str, Any]]
     total_matches: int | None = None
 
@@ -469,14 +379,16 @@ def index_precheck(catalog: RepoCatalog):
     return check
 
 
-def create_app(repos: Sequence[str | os.PathLike], *, index_dirs: Mapping[str, str | os.PathLike] | None = None,
+def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
+               index_dirs: Mapping[str, str | os.PathLike] | None = None,
                settings: Mapping[str, Any] | None = None, max_body_bytes: int = MAX_BODY_BYTES,
                timeout_s: float = SEARCH_TIMEOUT_S, max_concurrency: int = MAX_CONCURRENT_SEARCHES,
-               graph: Runnable | None = None) -> FastAPI:
+               graph: Runnable | None = None, allowed_hosts: Sequence[str] = (),
+               allowed_origins: Sequence[str] = ()) -> FastAPI:
     """The FastAPI app serving ``/search`` (LangServe) and ``/health`` for ``repos``.
 
     Args:
-        repos: Repository roots clients may search; the first is the default.
+        repos: Repository roots clients may search, the first the default (or a ready catalog).
         index_dirs: Index location per repository root (default ``<repo>/.grepgraph``).
         settings: Server-side ``Context`` values for every search (e.g. ``{"llm_enabled": False}``);
             clients cannot change them.
@@ -484,8 +396,10 @@ def create_app(repos: Sequence[str | os.PathLike], *, index_dirs: Mapping[str, s
         timeout_s: Longer searches are stopped with a 504.
         max_concurrency: Searches running at once; more wait (within ``timeout_s``).
         graph: The compiled graph (default ``graphs.code_search.graph``).
+        allowed_hosts: ``Host`` names (``name`` or ``name:port``) answered besides loopback; others get a 421.
+        allowed_origins: Browser origins (``https://tool.example``) allowed besides loopback pages; others a 403.
     """
-    catalog = RepoCatalog(repos, index_dirs)
+    catalog = repos if isinstance(repos, RepoCatalog) else RepoCatalog(repos, index_dirs)
     app = FastAPI(title="grepgraph", version=_version(),
                   description="Code search as a LangGraph graph (LangServe endpoint; see /search/playground/).")
     app.state.catalog = catalog
@@ -527,6 +441,7 @@ def create_app(repos: Sequence[str | os.PathLike], *, index_dirs: Mapping[str, s
     add_routes(app, runnable, path="/search", input_type=search_request_model(catalog),
                output_type=SearchResponse, dependencies=[Depends(index_precheck(catalog))])
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(HostGuard, policy=HostPolicy.allowing(allowed_hosts, allowed_origins))  # outermost: first
     return app
 
 
@@ -534,16 +449,6 @@ def _version() -> str:
     from retrievers import __version__
 
     return __version__
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only listens on this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def header_deadline_protocol() -> type:
@@ -592,16 +497,18 @@ def run(args: Any) -> int:
 
     host = getattr(args, "host", None) or DEFAULT_HOST
     port = getattr(args, "port", None) or DEFAULT_PORT
-    repos = list(getattr(args, "repo", None) or []) or [default_repo()]
-    index_dirs = {}
-    own_index_dir = outside_value("index_dir", repos[0]) if len(repos) == 1 else None
-    if own_index_dir:
-        index_dirs[repos[0]] = own_index_dir
-    app = create_app(repos, index_dirs=index_dirs)
+    allowed_hosts = list(getattr(args, "allow_host", None) or [])
+    if not is_loopback(host) and host not in WILDCARD_ADDRESSES:
+        allowed_hosts.append(host)  # the address it was told to listen on is its name too
+    app = create_app(server_catalog(getattr(args, "repo", None) or []), allowed_hosts=allowed_hosts,
+                     allowed_origins=getattr(args, "allow_origin", None) or ())
     catalog: RepoCatalog = app.state.catalog
     if not is_loopback(host):
         sys.stderr.write(f"grepgraph: warning: serving on {host}, not loopback: anyone who can reach this "
                          f"port can search {', '.join(catalog.names)}. There is no authentication.\n")
+        if not allowed_hosts:
+            sys.stderr.write("grepgraph: requests are answered only for Host localhost/127.0.0.1/[::1]; "
+                             "name the others with --allow-host\n")
     for entry in catalog.entries:
         state = entry.index_state()
         note = "ready" if state["index"] == "ready" else state["detail"]
