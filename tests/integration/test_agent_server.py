@@ -30,6 +30,7 @@ FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 STARTUP_TIMEOUT_S = 60
 GRAPH_ID = "code_search"
+ALLOWED_LLM_URL = "http://127.0.0.1:9"  # listed by the deployment; the LLM is off, so nothing calls it
 
 
 def project_graph_specs() -> dict[str, str]:
@@ -58,6 +59,8 @@ def agent_server_config(destination: Path) -> Path:
     config["dependencies"] = [str((PROJECT / dep).resolve()) if dep.startswith(".") else dep
                               for dep in config.get("dependencies", ["."])]
     config["graphs"] = {name: as_module_spec(spec) for name, spec in project_graph_specs().items()}
+    if "app" in config.get("http", {}):
+        config["http"]["app"] = as_module_spec(config["http"]["app"])
     path = destination / "langgraph.json"
     path.write_text(json.dumps(config, indent=2))
     return path
@@ -86,13 +89,29 @@ def test_project_langgraph_json_loads_the_graph():
         assert done.stdout.strip() == "CompiledStateGraph"
 
 
+def test_project_langgraph_json_loads_the_http_app():
+    config = json.loads((PROJECT / "langgraph.json").read_text())
+    done = subprocess.run([sys.executable, "-c", LOAD_LIKE_THE_AGENT_SERVER, config["http"]["app"]], cwd=PROJECT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
+    assert done.stdout.strip() == "Starlette"
+
+
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory) -> dict[str, Path]:
+    """The deployment's repository (index elsewhere), a second one it allows, and one it does not."""
     root = tmp_path_factory.mktemp("agent_server")
     repo, index_dir = root / "sample_repo", root / "index"
     shutil.copytree(FIXTURE, repo)
     CodeIndex(repo, index_dir).update()
-    return {"root": root, "repo": repo, "index_dir": index_dir}
+    allowed, private = root / "allowed_repo", root / "private_repo"
+    for extra, function in ((allowed, "tally_allowed_widgets"), (private, "read_private_notes")):
+        extra.mkdir()
+        (extra / "main.py").write_text(f"def {function}(items):\n    return len(items)\n")
+        CodeIndex(extra).update()
+    (root / "alias").symlink_to(repo)
+    return {"root": root, "repo": repo, "index_dir": index_dir, "allowed": allowed, "private": private,
+            "alias": root / "alias"}
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +128,7 @@ def server(indexed) -> str:
         "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1",
         "GREPGRAPH_REPO": str(indexed["repo"]), "GREPGRAPH_INDEX_DIR": str(indexed["index_dir"]),
         "GREPGRAPH_LLM_ENABLED": "false",
+        "GREPGRAPH_ALLOWED_REPOS": str(indexed["allowed"]), "GREPGRAPH_ALLOWED_LLM_URLS": ALLOWED_LLM_URL,
     })
     log_path = indexed["root"] / "langgraph-dev.log"
     with open(log_path, "wb") as log:
@@ -182,3 +202,43 @@ def test_assistant_schemas_describe_the_context(client):
     assert set(schemas["output_schema"]["properties"]) == {"results", "trace", "total_matches"}
     graph = client.assistants.get_graph(assistants[0]["assistant_id"])
     assert {"classify_intent", "retrieve", "rerank", "adjust_focus"} <= {node["id"] for node in graph["nodes"]}
+
+
+# --------------------------------------------------------------------------- what a client may reach
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"repo": "/etc"}, "'/etc' is not served by this server"),
+    ({"repo": "{private}"}, "is not served by this server"),
+    ({"repo": "{alias}"}, "is not served by this server"),
+    ({"repo": "{allowed}/../private_repo"}, "is not served by this server"),
+    ({"index_dir": "{private}/.grepgraph"}, "index_dir"),
+    ({"llm_base_url": "http://collector.example:11434", "llm_enabled": True}, "llm_base_url .* is not allowed"),
+    ({"chroma_url": "http://collector.example:8000"}, "chroma_url"),
+])
+def test_a_run_cannot_leave_what_the_deployment_allows(client, indexed, settings, message):
+    context = {key: value.format(**indexed) if isinstance(value, str) else value for key, value in settings.items()}
+    with pytest.raises(Exception, match=message):
+        client.runs.wait(None, GRAPH_ID, input={"query": "read_private_notes"}, context=context)
+
+
+def test_a_run_may_use_what_the_deployment_lists(client):
+    out = client.runs.wait(None, GRAPH_ID, input={"query": "tally_allowed_widgets", "limit": 1},
+                           context={"repo": "allowed_repo", "llm_base_url": ALLOWED_LLM_URL + "/"})
+    assert [(result["path"], result["symbol"]) for result in out["results"]] == [("main.py", "tally_allowed_widgets")]
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/ok"), ("GET", "/info"), ("POST", "/assistants/search"),
+                                              ("POST", "/runs/wait"), ("GET", "/docs")])
+def test_every_endpoint_refuses_a_foreign_host_and_origin(server, method, path):
+    import httpx
+
+    port = server.rsplit(":", 1)[1]
+    body = {"assistant_id": GRAPH_ID, "input": {"query": "store"}} if path == "/runs/wait" else {}
+
+    def status(headers: dict) -> int:
+        return httpx.request(method, server + path, headers=headers, timeout=30,
+                             json=body if method == "POST" else None).status_code
+
+    assert status({"Host": f"rebind.example:{port}"}) == 421
+    assert status({"Host": "127.0.0.1:1"}) == 421
+    assert status({"Origin": "https://rebind.example"}) == 403
+    assert status({"Host": f"localhost:{port}", "Origin": "https://smith.langchain.com"}) < 400  # Studio

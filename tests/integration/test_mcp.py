@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 pytest.importorskip("mcp")
@@ -72,7 +73,9 @@ def repos(tmp_path_factory) -> dict[str, Path]:
     assert (indexed / ".grepgraph" / "index.sqlite").is_file()
     unindexed = root / "fresh" / "not_indexed"
     shutil.copytree(FIXTURE, unindexed, symlinks=True)
-    return {"indexed": indexed, "unindexed": unindexed, "root": root}
+    alias = root / "alias"
+    alias.symlink_to(indexed)
+    return {"indexed": indexed, "unindexed": unindexed, "root": root, "alias": alias}
 
 
 CALLS: dict[str, tuple[str, dict]] = {
@@ -126,6 +129,11 @@ def stdio_session(repos) -> dict:
                 calls = {label: await client.call_tool(name, arguments) for label, (name, arguments) in CALLS.items()}
                 calls["by_path"] = await client.call_tool("lookup_symbol", {"name": "Searcher",
                                                                               "repo": str(indexed)})
+                calls["dot_dot"] = await client.call_tool("lookup_symbol", {
+                    "name": "Searcher", "repo": f"{unindexed}/../../sample_repo"})
+                calls["symlink"] = await client.call_tool("lookup_symbol", {
+                    "name": "Searcher", "repo": str(repos["alias"])})
+                calls["home"] = await client.call_tool("index_status", {"repo": "~"})
                 return {"init": init, "tools": listed.tools, "calls": calls}
 
     return anyio.run(session)
@@ -283,6 +291,9 @@ def test_repositories_outside_the_allowlist_are_refused(stdio_session, repos):
     message = error(stdio_session["calls"]["outside_repo"])
     assert "'/etc' is not served by this server" in message and str(repos["indexed"].resolve()) in message
     assert "'other_project' is not served" in error(stdio_session["calls"]["outside_repo_status"])
+    # The rules serve uses (graphs.catalog): a path is compared as written, never resolved.
+    for label in ("dot_dot", "symlink", "home"):
+        assert "is not served by this server" in error(stdio_session["calls"][label]), label
 
 
 def test_a_missing_index_says_how_to_build_it(stdio_session, repos):
@@ -362,6 +373,14 @@ def test_streamable_http_on_loopback(repos, tmp_path):
 
         names, found, refused = anyio.run(session)
         assert names == TOOLS
+        # DNS rebinding: a foreign Host or a foreign page's Origin is refused before the MCP layer.
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Accept": "application/json, text/event-stream"}
+        for host in (f"rebind.example:{port}", "127.0.0.1:1"):
+            assert httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, headers={**headers, "Host": host},
+                              timeout=10).status_code == 421
+        assert httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, timeout=10,
+                          headers={**headers, "Origin": "https://rebind.example"}).status_code == 403
         assert ("graphstore/parser.py", "parse_file") in {(c["path"], c["symbol"]) for c in payload(found)["callers"]}
         assert "is not served by this server" in error(refused)
         assert listening_addresses(port) in ({"127.0.0.1"}, None)  # loopback only

@@ -175,6 +175,20 @@ def test_repo_outside_the_served_set_is_a_4xx(served, repo):
     assert "not served" in detail and "sample_repo" in detail
 
 
+def test_a_symlink_to_a_served_repository_is_not_followed(served, tmp_path):
+    link = tmp_path / "alias"
+    link.symlink_to(served["repo"])
+    response = invoke_status(served, {"query": "store", "repo": str(link)})
+    assert response.status_code == 422 and "is not served by this server" in response.json()["detail"]
+
+
+def test_a_client_cannot_set_the_llm_url_or_index(served):
+    for setting in ({"llm_base_url": "http://collector.example:11434"}, {"index_dir": "/tmp"}):
+        response = invoke_status(served, {"query": "store", **setting})
+        assert response.status_code == 422, setting
+        assert next(iter(setting)) in response.json()["detail"]
+
+
 def test_absolute_path_with_dot_dot_is_not_resolved(served):
     sneaky = str(served["bare"] / ".." / "sample_repo")
     assert invoke_status(served, {"query": "store", "repo": sneaky}).status_code == 422
@@ -225,6 +239,41 @@ def test_remote_runnable_raises_on_a_4xx(remote):
     assert caught.value.response.status_code == 422
 
 
+# --------------------------------------------------------------------------- Host / Origin (DNS rebinding)
+ENDPOINTS = [("GET", "/health"), ("POST", "/search/invoke"), ("POST", "/search/stream"), ("POST", "/search/batch"),
+             ("GET", "/search/input_schema"), ("GET", "/search/playground/"), ("GET", "/docs")]
+
+
+def call(served, method: str, path: str, headers: dict) -> httpx.Response:
+    body = {"inputs": [{"query": "store"}]} if path.endswith("batch") else {"input": {"query": "store"}}
+    return httpx.request(method, served["url"] + path, headers=headers, timeout=30,
+                         json=body if method == "POST" else None)
+
+
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
+def test_every_endpoint_refuses_a_foreign_host_and_origin(served, method, path):
+    port = served["url"].rsplit(":", 1)[1]
+    for host in (f"rebind.example:{port}", "127.0.0.1:1", "localhost"):
+        response = call(served, method, path, {"Host": host})
+        assert response.status_code == 421, (host, response.text)
+        assert "Host" in response.json()["detail"]
+    response = call(served, method, path, {"Origin": "https://rebind.example"})
+    assert response.status_code == 403 and "may not call this server" in response.json()["detail"]
+    loopback_page = {"Host": f"localhost:{port}", "Origin": "http://localhost:5173"}
+    assert call(served, method, path, loopback_page).status_code < 400
+
+
+def test_allowed_hosts_and_origins(served):
+    from fastapi.testclient import TestClient
+
+    app = create_app([str(served["repo"])], index_dirs={str(served["repo"]): str(served["index_dir"])},
+                     allowed_hosts=["devbox.lan"], allowed_origins=["https://tool.example"])
+    with TestClient(app, base_url="http://devbox.lan") as client:
+        assert client.get("/health", headers={"Origin": "https://tool.example"}).status_code == 200
+        assert client.get("/health", headers={"Host": "other.lan"}).status_code == 421
+        assert client.get("/health", headers={"Origin": "https://other.example"}).status_code == 403
+
+
 def test_loopback_detection():
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.com")
@@ -240,7 +289,7 @@ def test_slow_search_is_a_504(served):
 
     app = create_app([str(served["repo"])], index_dirs={str(served["repo"]): str(served["index_dir"])},
                      timeout_s=0.2, graph=SlowGraph())
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         started = time.monotonic()
         response = client.post("/search/invoke", json={"input": {"query": "store"}})
     assert response.status_code == 504
