@@ -224,6 +224,6 @@ def server_catalog(repos: Sequence[str | os.PathLike]) -> RepoCatalog:
     Without any, the deployment's own repository (``GREPGRAPH_REPO``, ``grepgraph.toml``, else the working
     directory); the deployment's ``index_dir`` applies when exactly one repository is served.
     """
-    given = list(repos) or [default_repo()]
+    given = [str(repo) for repo in repos] or [default_repo()]
     own_index_dir = outside_value("index_dir", given[0]) if len(given) == 1 else ""
-    return RepoCatalog(given, {str(given[0]): own_index_dir} if own_index_dir else None)
+    return RepoCatalog(given, {given[0]: own_index_dir} if own_index_dir else None)

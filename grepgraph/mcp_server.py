@@ -150,7 +150,6 @@ class IndexStatus(TypedDict, total=False):
     chroma_url: str
     settings: dict[str, Any]
     settings_match: bool
-    settings_changes: dict[str, Any]
     settings_changes: dict[str, Any]  # what the next `grepgraph index` would change, and why
     versions: dict[str, str]
     updated_at: float
