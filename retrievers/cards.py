@@ -50,25 +50,78 @@ def module_words(path: str) -> str:
     return " ".join(words_of(part) for part in [*pure.parts[:-1], pure.stem])
 
 
-def card_text(chunk: Chunk, members: list[str] | None = None) -> str:
+def card_text(chunk: Chunk, members: list[str] | None = None, returns: str = "") -> str:
     """The compact description embedded for a chunk.
 
     Args:
         chunk: The chunk to describe.
         members: Names of the chunk's direct children (a class's methods), which say
             more about what a class is for than its header does.
+        returns: For an undocumented function, the summary of the documented type it returns
+            (a factory is best described by what it builds).
     """
     name = chunk.symbol.rsplit(".", 1)[-1]
     header = f"{chunk.kind} {words_of(chunk.symbol.replace('.', '_'))} in {module_words(chunk.path)}"
     parts = [header, chunk.signature or name]
     if chunk.docstring:
         parts.append(first_paragraph(chunk.docstring)[:400])
+    elif returns:
+        parts.append(f"returns {returns}")
     if members:
         parts.append("members: " + " ".join(list(dict.fromkeys(members))[:CARD_IDENTIFIERS]))
     identifiers = salient_identifiers(code_of(chunk), exclude={name})
     if identifiers:
         parts.append(" ".join(identifiers))
     return "\n".join(parts)
+
+
+def return_type_text(signature: str, name: str) -> str:
+    """The return type written in a signature, in any of the indexed languages' spellings.
+
+    ``fn f(x: u8) -> Foo<T> where ...``, ``f(x): Foo``, ``func (r *R) F(x int) (*Foo, error)``,
+    ``public <T> Foo<T> f(int x)``, ``def f(x) -> Foo``; ``""`` when none is written.
+    """
+    opening = re.search(rf"\b{re.escape(name)}\s*(?:<[^()]*>)?\s*\(", signature) if name else None
+    if opening is None:
+        return signature.split("->", 1)[1].split(" where ", 1)[0] if "->" in signature else ""
+    depth, close = 0, -1
+    for position in range(opening.end() - 1, len(signature)):
+        depth += {"(": 1, ")": -1}.get(signature[position], 0)
+        if depth == 0:
+            close = position
+            break
+    rest = signature[close + 1:].strip() if close >= 0 else ""
+    if rest.startswith(("->", ":")):
+        rest = rest.lstrip("-:>")
+    rest = re.split(r"\bwhere\b|\bthrows\b|=>|\{", rest, maxsplit=1)[0].strip()
+    return rest or signature[: opening.start()]  # Java and C-like: the type is written before the name
+
+
+def returned_summary(chunk: Chunk, type_summaries: dict[str, str]) -> str:
+    """``"Foo: <Foo's summary>"`` for an undocumented function returning a documented type of the repository."""
+    if chunk.docstring or chunk.kind not in ("function", "method") or not chunk.signature:
+        return ""
+    name = chunk.symbol.rsplit(".", 1)[-1]
+    own = {name, chunk.parent.rsplit(".", 1)[-1] if chunk.parent else ""}
+    for type_name in IDENTIFIER.findall(return_type_text(chunk.signature, name)):
+        summary = type_summaries.get(type_name)
+        if summary and type_name not in own:
+            return f"{type_name}: {summary}"
+    return ""
+
+
+def type_summaries(types: list[tuple[str, str]]) -> dict[str, str]:
+    """Type name -> the first sentence of its docstring, for names that mean one documented type."""
+    found: dict[str, str] = {}
+    ambiguous: set[str] = set()
+    for name, docstring in types:
+        summary = first_paragraph(docstring)[:200] if docstring else ""
+        if not summary:
+            continue
+        if name in found and found[name] != summary:
+            ambiguous.add(name)
+        found[name] = summary
+    return {name: summary for name, summary in found.items() if name not in ambiguous}
 
 
 def code_of(chunk: Chunk) -> str:

@@ -37,15 +37,16 @@ import numpy as np
 
 from . import __version__
 from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_lexical_index
-from .cards import card_text, code_text, lexical_tokens, members_by_parent
+from .cards import card_text, code_text, lexical_tokens, members_by_parent, returned_summary, type_summaries
 from .generations import MANIFEST, remove_unleased_generations
 from .model import Chunk, Edge
 from .parallel_parse import decode_source, parse_many
+from .query_shape import TYPE_KINDS
 from .settings import IndexSettings, ollama_url, resolve_index_settings
 from .textstore import TEXT_SCHEMA, clear_texts, remove_texts, replace_texts, stored_bytes
 from .walk import walk_repository
 
-INDEX_FORMAT = 7
+INDEX_FORMAT = 8
 INDEX_DIRNAME = ".grepgraph"
 EMBED_BATCH = 256
 # Rebuild the main BM25 segment once the delta grows past this share of it.
@@ -504,6 +505,21 @@ class CodeIndex:
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_url', ?)", (current,))
         connection.commit()
 
+    @staticmethod
+    def _type_summaries(connection: sqlite3.Connection, parsed: list, removed: list[str],
+                        rebuild: bool) -> dict[str, str]:
+        """Documented types of the repository after this run: the unchanged files' and the new chunks'."""
+        changed = set(removed) | {item[0].path for item, *_ in parsed}
+        kinds = tuple(sorted(TYPE_KINDS))
+        stored = [] if rebuild else [
+            (name, docstring) for path, name, docstring in connection.execute(
+                f"SELECT path, name, docstring FROM chunks WHERE docstring != '' AND part = 0"  # noqa: S608
+                f" AND kind IN ({','.join('?' * len(kinds))})", kinds)
+            if path not in changed]
+        fresh = [(chunk.symbol.rsplit(".", 1)[-1], chunk.docstring) for _, chunks, *_ in parsed for chunk in chunks
+                 if chunk.kind in TYPE_KINDS and chunk.docstring and not chunk.part]
+        return type_summaries(stored + fresh)
+
     def _commit_changes(self, connection: sqlite3.Connection, parsed: list, removed: list[str],
                         touched: list[tuple[str, int, int]], rebuild: bool, summary: IndexSummary,
                         progress: ProgressCallback) -> None:
@@ -514,11 +530,12 @@ class CodeIndex:
         rows: list[tuple] = []
         edge_rows: list[tuple] = []
         file_rows: list[tuple] = []
+        summaries = self._type_summaries(connection, parsed, removed, rebuild)
         for (source, data, digest, mtime), chunks, edges, error in parsed:
             file_rows.append((source.path, digest, len(data), mtime, source.language, len(chunks), error))
             members = members_by_parent(chunks)
             for chunk in chunks:
-                card = card_text(chunk, members.get(chunk.symbol))
+                card = card_text(chunk, members.get(chunk.symbol), returned_summary(chunk, summaries))
                 rows.append((
                     chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
                     chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .tokenize import STOP_WORDS
+
 TYPE_KINDS = frozenset({"class", "interface", "enum", "struct", "trait", "record", "type"})
 # Nouns that name the kind outright, looked for among the first few words.
 TYPE_NOUNS = frozenset({"class", "classes", "exception", "mixin", "metaclass", "interface",
@@ -16,8 +18,14 @@ TYPE_NOUNS = frozenset({"class", "classes", "exception", "mixin", "metaclass", "
 CALLABLE_NOUNS = frozenset({"function", "functions", "method", "methods", "decorator", "helper", "callback",
                             "routine", "shortcut", "hook"})
 # Openers that start a noun phrase or an exception's docstring ("Raised if ...").
-TYPE_OPENERS = frozenset({"a", "an", "raised", "thrown"})
+TYPE_OPENERS = frozenset({"a", "an", "raised", "thrown", "represents"})
 HEAD_WORDS = 4
+# A word that opens a verb's object: "Return *the* ...", "Check *whether* ...", "Split *an* ...".
+# Not "that" / "which": "Field that ..." is a noun and its relative clause.
+OBJECT_OPENERS = frozenset({"a", "an", "the", "this", "these", "those", "all", "each", "every", "whether", "if",
+                            "true", "false", "it", "its", "self", "some", "any", "both", "none"})
+# Words after a plural noun, not after a verb: "Options *of* ...", "Hooks *that* ...".
+NOUN_FOLLOWERS = frozenset({"are", "of", "that", "which", "who", "for", "with", "in", "and", "or", "to"})
 MAX_DESCRIPTION_WORDS = 40
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
@@ -34,7 +42,21 @@ def described_kind(query: str) -> str | None:
             return "callable"
         if word in TYPE_NOUNS:
             return "type"
-    return "type" if words[0] in TYPE_OPENERS else None
+    if words[0] in TYPE_OPENERS:
+        return "type"
+    return "callable" if opens_with_verb(query) else None
+
+
+def opens_with_verb(query: str) -> bool:
+    """``Return the ...``, ``Converts a ...``: a verb and its object, the way a function's docstring opens."""
+    words = _WORD.findall(query[:200])[:2]
+    if len(words) < 2 or words[0].lower() in STOP_WORDS or not words[0][1:].islower():
+        return False
+    first, second = words[0].lower(), words[1].lower()
+    if second in OBJECT_OPENERS:
+        return True
+    # "Converts from ...", "Groups elements ...": a third-person verb; "Options of ..." is a plural noun.
+    return first.endswith("s") and not first.endswith(("ss", "us", "is")) and second not in NOUN_FOLLOWERS
 
 
 # Words that end a description's head noun phrase: "Validator [which ...]", "A field [that ...]".

@@ -40,7 +40,7 @@ from .results import CodeResult, code_result
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
-from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query
+from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query, with_abbreviations
 
 LEXICAL_CANDIDATES = 100
 DENSE_CANDIDATES = 100
@@ -57,6 +57,12 @@ TYPE_DESCRIPTION_BONUS = 0.3
 MEMBER_EVIDENCE = 0.9
 # "Validator which succeeds if ..." describes a kind of Validator: its subclasses are lifted this much.
 SUBCLASS_BONUS = 0.15
+# An ``impl Trait for Type`` block is rarely what a description asks for: the trait and the type hold the docs.
+IMPL_DEMOTION = 0.5
+# A type with more members than this is a facade (a trait of 100 adaptors): no single member describes it.
+MAX_LIFT_MEMBERS = 40
+# A description opening with a verb ("Returns the ...") is a function's; types step back.
+CALLABLE_TYPE_FACTOR = 0.7
 # Long inputs (issue reports) are mostly context: the vectors see their beginning,
 # BM25 sees all of it, and mentioned files matter more.
 LONG_QUERY_WORDS = 60
@@ -533,6 +539,7 @@ class Searcher:
             cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), depth) if dense
                                      else ({}, None))
             symbols = self.symbol_matches(snapshot, query + " " + " ".join(keywords or []))
+            described = described_kind(query) if kind_priors else None
             mentions = self.mention_matches(snapshot, query)
             store = TextStore(snapshot.connection, snapshot.text_cache)
             pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
@@ -559,7 +566,7 @@ class Searcher:
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
-                "name": self.name_coverage(tokens, pool, snapshot),
+                "name": self.name_coverage(with_abbreviations(tokens), pool, snapshot),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
@@ -581,7 +588,7 @@ class Searcher:
             listed = {chunk_id for chunk_id, _ in top}
             top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
             hits = self._hydrate(snapshot, top, components)
-            wants_type = kind_priors and described_kind(query) == "type"
+            wants_type = described == "type"
             head = head_phrase(query) if kind_priors else []
             # "Validator which ...": opening with the name of a base class describes a kind of it.
             subclasses = self._subclasses_named_by(snapshot, head if wants_type else head[:1])
@@ -589,6 +596,10 @@ class Searcher:
             if wants_type:
                 hits = self._lift_types_by_members(snapshot, hits, components)
         for hit in hits:
+            if hit.kind == "impl":
+                hit.score *= IMPL_DEMOTION
+            if described == "callable" and hit.kind in TYPE_KINDS:
+                hit.score *= CALLABLE_TYPE_FACTOR
             if wants_type and hit.kind in TYPE_KINDS:
                 hit.score *= 1 + TYPE_DESCRIPTION_BONUS
                 if hit.symbol in subclasses:
@@ -654,10 +665,18 @@ class Searcher:
                 hits.append(hit)
         for owner, score in best_member.items():
             hit = present.get(owner)
+            if hit is not None and self._member_count(snapshot, *owner) > MAX_LIFT_MEMBERS:
+                continue
             if hit is not None and hit.kind in TYPE_KINDS and MEMBER_EVIDENCE * score > hit.score:
                 hit.score = MEMBER_EVIDENCE * score
                 hit.components["member"] = round(hit.score, 4)
         return hits
+
+    @staticmethod
+    def _member_count(snapshot: IndexSnapshot, path: str, symbol: str) -> int:
+        """How many definitions a type holds directly."""
+        return snapshot.connection.execute(
+            "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
 
     @staticmethod
     def _subclasses_named_by(snapshot: IndexSnapshot, words: list[str]) -> set[str]:

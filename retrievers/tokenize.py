@@ -44,6 +44,28 @@ def split_identifier(identifier: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+# Prose words and the short forms identifiers spell them with ("the minimum index" -> ``min_idx``).
+CODE_ABBREVIATIONS = {
+    "minimum": ("min",), "maximum": ("max",), "length": ("len",), "string": ("str",), "number": ("num",),
+    "index": ("idx",), "configuration": ("config", "cfg"), "context": ("ctx",), "message": ("msg",),
+    "error": ("err",), "argument": ("arg",), "parameter": ("param",), "reference": ("ref",),
+    "attribute": ("attr",), "directory": ("dir",), "environment": ("env",), "initialize": ("init",),
+    "object": ("obj",), "previous": ("prev",), "temporary": ("tmp", "temp"), "value": ("val",),
+    "source": ("src",), "destination": ("dst", "dest"), "position": ("pos",), "information": ("info",),
+    "specification": ("spec",), "callback": ("cb",), "buffer": ("buf",), "character": ("char",),
+    "command": ("cmd",), "current": ("cur", "curr"), "database": ("db",), "dictionary": ("dict",),
+    "document": ("doc",), "element": ("elem",), "expression": ("expr",), "identifier": ("id",),
+    "library": ("lib",), "original": ("orig",), "package": ("pkg",), "pointer": ("ptr",), "request": ("req",),
+    "response": ("resp",), "sequence": ("seq",), "statistic": ("stat",), "synchronize": ("sync",),
+    "utility": ("util",), "variable": ("var",), "address": ("addr",), "allocate": ("alloc",),
+    "authentication": ("auth",), "calculate": ("calc",), "column": ("col",), "compare": ("cmp",),
+    "connection": ("conn",), "description": ("desc",), "execute": ("exec",), "format": ("fmt",),
+    "generate": ("gen",), "implementation": ("impl",), "operation": ("op",), "option": ("opt",),
+    "property": ("prop",), "random": ("rand",), "receive": ("recv",), "repository": ("repo",),
+    "separator": ("sep",), "standard": ("std",), "transaction": ("txn",),
+}
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A deliberately light English stemmer: plural and verb endings only.
@@ -67,6 +89,11 @@ def stem(word: str) -> str:
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     return word
+
+
+def _abbreviations_by_stem() -> dict[str, tuple[str, ...]]:
+    """``CODE_ABBREVIATIONS`` keyed the way query tokens arrive (stemmed: ``"messag"``)."""
+    return {stem(word): shorts for word, shorts in CODE_ABBREVIATIONS.items()}
 
 
 def _undouble(word: str) -> str:
@@ -100,6 +127,14 @@ def tokenize_query(text: str) -> list[str]:
     return list(dict.fromkeys(_identifier_tokens(text, STOP_WORDS, STOP_WORDS)))
 
 
+def with_abbreviations(tokens: list[str]) -> list[str]:
+    """Query tokens plus the short forms identifiers use for them (``minimum`` -> ``min``)."""
+    return list(dict.fromkeys(tokens + [short for token in tokens for short in _ABBREVIATED.get(token, ())]))
+
+
 def content_words(text: str) -> list[str]:
     """Lowercased words of a text that are not stop words (for heuristics)."""
     return [w for w in re.findall(r"[a-z0-9_]+", text.lower()) if w not in STOP_WORDS]
+
+
+_ABBREVIATED = _abbreviations_by_stem()

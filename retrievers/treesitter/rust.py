@@ -90,6 +90,8 @@ def _rust_define(node: Node, scope: Scope) -> Definition | None:
         kind = "method" if scope.container in ("impl", "trait") else "function"
     elif node.type == "impl_item":
         return _rust_impl(node, scope)
+    elif node.type == "type_item" and scope.container == "impl":
+        return None  # ``type Item = u8;`` binds a trait's associated type: the impl's chunk holds it
     if kind is None:
         return None
     name = node.child_by_field_name("name")

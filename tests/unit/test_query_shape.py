@@ -29,6 +29,31 @@ def test_a_named_callable_wins_over_the_article(query):
 
 @pytest.mark.parametrize("query", [
     "Return the value for a given key from an object.",
+    "Check whether all elements compare equal.",
+    "Converts from a borrowed pair to a pair of borrows.",
+    "Groups records by key and counts each group.",
+    "Create an iterator that skips blank lines",
+])
+def test_a_verb_and_its_object_describe_a_callable(query):
+    assert described_kind(query) == "callable"
+
+
+@pytest.mark.parametrize("query", [
+    "Options of the parser that reads the config.",  # a plural noun, then "of"
+    "Hooks that run before exit",
+    "Field that applies no formatting.",
+    "Validator which succeeds if the value is positive.",
+    "Parser",
+])
+def test_a_noun_is_no_verb(query):
+    assert described_kind(query) != "callable"
+
+
+def test_represents_opens_a_types_description():
+    assert described_kind("Represents a single retry attempt.") == "type"
+
+
+@pytest.mark.parametrize("query", [
     "how are edges inserted into the graph?",
     "store_parse_result",
     "The (standard) output as unicode string.",

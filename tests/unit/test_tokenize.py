@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.tokenize import content_words, split_identifier, stem, tokenize_code, tokenize_query
+from retrievers.tokenize import (
+    content_words,
+    split_identifier,
+    stem,
+    tokenize_code,
+    tokenize_query,
+    with_abbreviations,
+)
 
 
 @pytest.mark.parametrize(
@@ -83,3 +90,14 @@ def test_content_words_lowercases_and_drops_stop_words():
     assert content_words("How does the Searcher rank store_parse_result?") == [
         "searcher", "rank", "store_parse_result"
     ]
+
+
+def test_abbreviations_join_the_prose_words_they_shorten():
+    tokens = with_abbreviations(tokenize_query("the position of the minimum in the messages"))
+    assert tokens[:3] == ["position", "minimum", "messag"]  # the query's own tokens first
+    assert {"pos", "min", "msg"} <= set(tokens)
+
+
+def test_abbreviations_add_nothing_to_words_without_one():
+    tokens = tokenize_query("walk the tree")
+    assert with_abbreviations(tokens) == tokens

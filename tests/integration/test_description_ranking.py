@@ -1,0 +1,96 @@
+"""How a one-sentence description finds its definition: verbs ask for functions, noun phrases for types.
+
+A real index (MiniLM, BM25, Chroma) of a small Rust crate whose factory functions are undocumented,
+the common case: they are described by the documented type they return.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from retrievers.index import CodeIndex
+from retrievers.search import Searcher
+
+WINDOWS_RS = """\
+/// An iterator over overlapping windows of a slice, each one element further along.
+pub struct Windows<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+impl<'a, T> Iterator for Windows<'a, T> {
+    type Item = &'a [T];
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.slice.len() < self.size {
+            return None;
+        }
+        let window = &self.slice[..self.size];
+        self.slice = &self.slice[1..];
+        Some(window)
+    }
+}
+"""
+
+LIB_RS = """\
+mod windows;
+use crate::windows::Windows;
+
+pub fn windows<T>(slice: &[T], size: usize) -> Windows<'_, T> {
+    Windows { slice, size }
+}
+
+/// Sum of the squares of a slice's values.
+pub fn sum_of_squares(values: &[i64]) -> i64 {
+    values.iter().map(|v| v * v).sum()
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def crate(tmp_path_factory) -> tuple[Path, Searcher]:
+    root = tmp_path_factory.mktemp("crate")
+    (root / "src").mkdir()
+    (root / "src" / "windows.rs").write_text(WINDOWS_RS)
+    (root / "src" / "lib.rs").write_text(LIB_RS)
+    index = CodeIndex(root, root / ".grepgraph")
+    index.update()
+    searcher = Searcher(index)
+    yield root, searcher
+    searcher.close()
+
+
+def card_of(root: Path, symbol: str) -> str:
+    with sqlite3.connect(root / ".grepgraph" / "index.sqlite") as connection:
+        return connection.execute("SELECT card FROM chunks WHERE symbol = ?", (symbol,)).fetchone()[0]
+
+
+def test_an_undocumented_factory_is_described_by_the_type_it_returns(crate):
+    root, _ = crate
+    assert "returns Windows: An iterator over overlapping windows of a slice" in card_of(root, "windows")
+    # documented functions keep their own words only
+    assert "returns" not in card_of(root, "sum_of_squares")
+
+
+def test_a_trait_impls_associated_type_is_no_chunk_of_its_own(crate):
+    root, _ = crate
+    with sqlite3.connect(root / ".grepgraph" / "index.sqlite") as connection:
+        symbols = {symbol for (symbol,) in connection.execute("SELECT symbol FROM chunks")}
+    assert "Windows.Item" not in symbols
+    assert "Iterator for Windows" in symbols  # the impl's chunk still holds the binding's line
+
+
+def test_a_verb_led_description_finds_the_function(crate):
+    _, searcher = crate
+    hits, _ = searcher.search("Return an iterator over overlapping windows of a slice.", limit=3)
+    assert hits[0].symbol == "windows"
+
+
+def test_a_noun_phrase_description_finds_the_type(crate):
+    _, searcher = crate
+    hits, _ = searcher.search("An iterator over overlapping windows of a slice.", limit=3)
+    assert hits[0].symbol == "Windows"
+    assert "Iterator for Windows" not in [hit.symbol for hit in hits[:2]]
