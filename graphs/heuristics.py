@@ -10,10 +10,10 @@ import json
 import re
 from dataclasses import dataclass
 
+from retrievers.query_shape import is_question
 from retrievers.search import code_tokens, is_code_like
 from retrievers.tokenize import STOP_WORDS, content_words, tokenize_query
 
-QUESTION_WORDS = ("how", "what", "where", "why", "which", "when", "who", "does", "is", "can")
 ENTITY_WORDS = frozenset(
     "parameter parameters argument arguments method methods class classes function functions attribute "
     "attributes field fields property properties option options flag flags variable variables constant "
@@ -86,12 +86,6 @@ def stopword_ratio(query: str) -> float:
     """Share of a query's words that are English function words (a, the, of, is, ...)."""
     words = re.findall(r"[A-Za-z']+", query.lower())
     return sum(w in FUNCTION_WORDS for w in words) / len(words) if words else 0.0
-
-
-def is_question(query: str) -> bool:
-    """Starts with a question word or ends with a question mark."""
-    first = query.strip().split(maxsplit=1)[0].lower() if query.strip() else ""
-    return first in QUESTION_WORDS or query.strip().endswith("?")
 
 
 def lexically_strong(top: float, second: float, min_score: float, gap_ratio: float) -> bool:

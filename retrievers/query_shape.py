@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .tokenize import STOP_WORDS
+from .tokenize import STOP_WORDS, stem
 
 TYPE_KINDS = frozenset({"class", "interface", "enum", "struct", "trait", "record", "type"})
 # Nouns that name the kind outright, looked for among the first few words.
@@ -26,8 +26,23 @@ OBJECT_OPENERS = frozenset({"a", "an", "the", "this", "these", "those", "all", "
                             "true", "false", "it", "its", "self", "some", "any", "both", "none"})
 # Words after a plural noun, not after a verb: "Options *of* ...", "Hooks *that* ...".
 NOUN_FOLLOWERS = frozenset({"are", "of", "that", "which", "who", "for", "with", "in", "and", "or", "to"})
+QUESTION_WORDS = frozenset({"how", "what", "where", "why", "which", "when", "who", "does", "is", "can"})
+# Words that frame a question ("which class represents ...") rather than name what it asks for.
+FRAMING_WORDS = frozenset({"class", "classes", "type", "types", "function", "functions", "method", "methods",
+                           "represents", "represent"})
 MAX_DESCRIPTION_WORDS = 40
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def is_question(query: str) -> bool:
+    """Starts with a question word or ends with a question mark."""
+    first = query.strip().split(maxsplit=1)[0].lower() if query.strip() else ""
+    return first in QUESTION_WORDS or query.strip().endswith("?")
+
+
+def without_framing(tokens: list[str]) -> list[str]:
+    """A question's tokens minus the words that frame it ("class", "function", "represents")."""
+    return [token for token in tokens if token not in _FRAMING_STEMS]
 
 
 def described_kind(query: str) -> str | None:
@@ -75,3 +90,6 @@ def head_phrase(query: str) -> list[str]:
             break
         head.append(word)
     return head
+
+
+_FRAMING_STEMS = frozenset(stem(word) for word in FRAMING_WORDS)

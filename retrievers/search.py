@@ -35,7 +35,7 @@ from .grep import (
 )
 from .index import CodeIndex, IndexMissing, closing_connection, vector_backend_errors
 from .languages import is_documentation
-from .query_shape import TYPE_KINDS, described_kind, head_phrase
+from .query_shape import TYPE_KINDS, described_kind, head_phrase, is_question, without_framing
 from .results import CodeResult, code_result
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
@@ -169,6 +169,12 @@ def code_tokens(query: str) -> list[str]:
     found = dict.fromkeys(match.group().replace("::", ".") for match in CODE_TOKEN.finditer(query)
                           if match.start() not in capitalised and is_code_like(match.group()))
     return [t.strip(".") for t in found if t.strip(".")]
+
+
+def name_evidence(query: str, tokens: list[str]) -> list[str]:
+    """The query tokens a definition's name may match: with code abbreviations, without a question's framing."""
+    expanded = with_abbreviations(tokens)
+    return without_framing(expanded) if is_question(query) else expanded
 
 
 def mentioned_paths(query: str) -> list[str]:
@@ -566,7 +572,7 @@ class Searcher:
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
-                "name": self.name_coverage(with_abbreviations(tokens), pool, snapshot),
+                "name": self.name_coverage(name_evidence(query, tokens), pool, snapshot),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},

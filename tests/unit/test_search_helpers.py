@@ -2,7 +2,8 @@
 
 import pytest
 
-from retrievers.search import code_tokens, mentioned_paths
+from retrievers.search import code_tokens, mentioned_paths, name_evidence
+from retrievers.tokenize import tokenize_query
 
 
 @pytest.mark.parametrize(("query", "tokens"), [
@@ -25,3 +26,13 @@ def test_code_tokens(query, tokens):
 def test_mentioned_paths_come_from_traceback_frames_and_plain_mentions():
     query = ('Traceback:\n  File "/home/me/src/pkg/core.py", line 12, in run\nsee also pkg/util.py')
     assert mentioned_paths(query) == ["/home/me/src/pkg/core.py", "pkg/util.py"]
+
+
+def test_a_questions_framing_words_are_no_name_evidence():
+    question = "which class represents an object schema?"
+    assert name_evidence(question, tokenize_query(question)) == ["object", "schema", "obj"]
+
+
+def test_a_descriptions_words_all_count_as_name_evidence():
+    description = "A class for the minimum type."
+    assert set(name_evidence(description, tokenize_query(description))) == {"class", "minimum", "typ", "min"}
