@@ -206,6 +206,7 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
                     "trace": _trace("lookup_symbol_graph", started, decision="fall through to search",
                                     reason=f"no symbol named {symbol!r} in the index")}
         refs = definitions if relation == "definition" else getattr(graph, relation)(symbol)
+        refs = _within_scope(refs, searcher, scope_of(state))
         rows = {}
         for ref in refs[: state.get("limit", context.limit)]:
             text = searcher.chunk_text(ref.path, ref.symbol) if ref.path else ""
@@ -218,6 +219,15 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
             "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
                             reason=f"{len(definitions)} definition(s), {len(results)} result(s)"
                             + _resolution_counts(refs), generation=snapshot.generation)}
+
+
+def _within_scope(refs: list, searcher: Any, scope: Scope) -> list:
+    """The references in the files ``--path`` / ``--lang`` keep (externals have no file: they go too)."""
+    if scope.is_everything:
+        return refs
+    paths, _ = searcher.scope_filter(scope)
+    kept = set(paths or ())
+    return [ref for ref in refs if ref.path in kept]
 
 
 def _line_offset(ref: Any) -> int:

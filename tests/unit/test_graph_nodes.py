@@ -209,6 +209,18 @@ def test_lookup_symbol_graph_node_answers_from_the_call_edges(sample_index):
     assert all(row["relation"] == "callers" for row in update["results"])
 
 
+def test_graph_answers_keep_to_the_paths_and_languages_asked_for(sample_index):
+    question = {"query": "who calls store_parse_result", "limit": 10,
+                "graph_question": {"relation": "callers", "symbol": "store_parse_result"}}
+    in_tests = run_node(build_graph(), "lookup_symbol_graph", {**question, "paths": ["tests/**"]}, sample_index)
+    assert in_tests["results"]
+    assert {row["path"].split("/")[0] for row in in_tests["results"]} == {"tests"}
+    in_package = run_node(build_graph(), "lookup_symbol_graph", {**question, "paths": ["graphstore/**"],
+                                                                 "languages": ["python"]}, sample_index)
+    assert ("graphstore/parser.py", "parse_file") in {(row["path"], row["symbol"]) for row in in_package["results"]}
+    assert not any(row["path"].startswith("tests/") for row in in_package["results"])
+
+
 def test_should_rewrite_node_records_the_lexical_probe(sample_index):
     compiled = build_graph()
     update = run_node(compiled, "should_rewrite", {"query": QUESTION, "limit": 10}, sample_index)
