@@ -9,6 +9,7 @@ the symbol graph). The async path is LangChain's default (the sync search in an 
 
     retriever = GrepGraphRetriever(repo="/path/to/repo", limit=5, context={"llm_enabled": False})
     docs = retriever.invoke("where are call edges written?")
+    todos = GrepGraphRetriever(repo="/path/to/repo", mode="regex", paths=["src/**"]).invoke(r"TODO|FIXME")
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ class GrepGraphRetriever(BaseRetriever):
     """Prefer implementation or test files. ``None``: guessed from the query."""
     intent: str | None = None
     """Background that steers ambiguous queries."""
+    mode: Literal["auto", "literal", "regex"] = "auto"
+    """``auto``: ranked search; ``literal`` / ``regex``: every matching line, definitions first."""
+    paths: list[str] = Field(default_factory=list)
+    """Only files these globs match (``["src/**", "!**/vendor/**"]``). Empty: every file."""
+    languages: list[str] = Field(default_factory=list)
+    """Only files in these languages (``["python", "go"]``). Empty: every language."""
     context: dict[str, Any] = Field(default_factory=dict)
     """Other ``graphs.context.Context`` settings for every run (e.g. ``{"llm_enabled": False}``)."""
 
@@ -48,6 +55,12 @@ class GrepGraphRetriever(BaseRetriever):
             request["focus"] = self.focus
         if self.intent:
             request["intent"] = self.intent
+        if self.mode != "auto":
+            request["mode"] = self.mode
+        if self.paths:
+            request["paths"] = list(self.paths)
+        if self.languages:
+            request["languages"] = list(self.languages)
         return request
 
     def run_context(self) -> dict[str, Any]:

@@ -76,6 +76,19 @@ def test_focus_and_limit_are_passed_to_the_graph(indexed):
     assert docs[0].metadata["path"].startswith("tests/")
 
 
+def test_literal_and_regex_modes_with_path_and_language_filters(indexed):
+    literal = GrepGraphRetriever(**indexed, limit=20, mode="literal", paths=["graphstore/**"],
+                                 context={"llm_enabled": False})
+    docs = literal.invoke("store_parse_result")
+    assert docs and all(doc.metadata["path"].startswith("graphstore/") for doc in docs)
+    assert all("store_parse_result" in doc.page_content for doc in docs)
+    regex = GrepGraphRetriever(**indexed, limit=20, mode="regex", languages=["python"],
+                               context={"llm_enabled": False})
+    docs = regex.invoke(r"def (delete_file|callers_of)\b")
+    assert {doc.metadata["symbol"].rsplit(".", 1)[-1] for doc in docs} >= {"delete_file", "callers_of"}
+    assert all(doc.metadata["path"].endswith(".py") for doc in docs)
+
+
 def test_graph_questions_keep_their_relation(retriever):
     docs = retriever.invoke("who calls store_parse_result")
     assert docs and all("relation" in doc.metadata for doc in docs)
