@@ -19,7 +19,9 @@ ENTITY_WORDS = frozenset(
     "attributes field fields property properties option options flag flags variable variables constant "
     "constants decorator decorators exception exceptions error errors type types interface module".split()
 )
-SYMBOL = r"`?([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`?"
+# A name part may be JavaScript's: ``$store``, a private ``#send``.
+_NAME_PART = r"[A-Za-z_$#][A-Za-z0-9_$]*"
+SYMBOL = rf"`?({_NAME_PART}(?:(?:\.|::){_NAME_PART})*)(?:\(\))?`?"
 
 # relation -> patterns whose group(1) is the symbol
 GRAPH_PATTERNS: dict[str, list[re.Pattern[str]]] = {

@@ -36,6 +36,8 @@ RERANK_SETTINGS = dict(strong_score=12.0, strong_gap=0.3)
         ("where is parse_file called?", "callers", "parse_file"),
         ("where is `parse_file` used", "callers", "parse_file"),
         ("who calls store_parse_result()", "callers", "store_parse_result"),
+        ("who calls Client.#send", "callers", "Client.#send"),
+        ("what does $reset call", "callees", "$reset"),
         # callees
         ("what does parse_file call?", "callees", "parse_file"),
         ("callees of parse_file", "callees", "parse_file"),
