@@ -101,6 +101,7 @@ class FileFacts:
     imports: list[tuple[str, str]] = field(default_factory=list)  # (scope, target as written)
     aliases: list[tuple[str, str, str]] = field(default_factory=list)  # (scope, bound name, target)
     bases: dict[str, list[str]] = field(default_factory=dict)  # class symbol -> base names as written
+    types: list[tuple[str, str, str]] = field(default_factory=list)  # (scope, name, annotation or ``call()``)
 
     def bindings(self, scope: str, name: str) -> list[str]:
         """Import targets ``name`` is bound to in ``scope`` (module-level imports count everywhere)."""
@@ -158,6 +159,9 @@ class CallResolver:
         self._by_module_tail: dict[str, list[str]] | None = None
         self._subclasses: dict[Key, list[Key]] = {}
         self._go_directories: dict[str, tuple[str, ...]] = {}
+        from .local_types import LocalTypes  # it reads this module's statuses
+
+        self.local_types = LocalTypes(self)
 
     # ------------------------------------------------------------------ index reads
     def languages(self) -> dict[str, str]:
@@ -175,7 +179,8 @@ class CallResolver:
                 "SELECT symbol, kind FROM chunks WHERE path = ? AND kind NOT IN ('module', 'text')", (path,)):
             facts.kinds.setdefault(symbol, kind)
         for source, target, kind in self.connection.execute(
-                "SELECT source, target, kind FROM edges WHERE path = ? AND kind IN ('imports', 'aliases', 'inherits')",
+                "SELECT source, target, kind FROM edges WHERE path = ?"
+                " AND kind IN ('imports', 'aliases', 'inherits', 'types')",
                 (path,)):
             if kind == "imports":
                 facts.imports.append((source, target))
@@ -184,6 +189,9 @@ class CallResolver:
                 facts.aliases.append((source, bound, name))
             elif kind == "inherits":
                 facts.bases.setdefault(source, []).append(target)
+            elif kind == "types":
+                name, _, spec = target.partition(": ")
+                facts.types.append((source, name, spec))
         self._facts[path] = facts
         return facts
 
@@ -218,15 +226,35 @@ class CallResolver:
             return self._go_receiver_call(facts, source, rest)
         if head in SELF_NAMES.get(facts.language, DEFAULT_SELF_NAMES):
             owner = self._enclosing_class(facts, source)
-            if owner is None or not rest or "." in rest:
-                return UNKNOWN  # ``self.attr.m()``: the attribute's type is unknown
+            if owner is None or not rest:
+                return UNKNOWN
+            if "." in rest:  # ``self.attr.m()``: a method of the class the attribute holds, if the code says
+                attribute, _, method = rest.partition(".")
+                return self._method_of(self.local_types.of_attribute(owner, attribute), method)
             return Resolution.to(self._dispatch(owner, rest))
         if not rest and facts.language in IMPLICIT_THIS_LANGUAGES:
             owner = self._enclosing_class(facts, source)
             found = self._dispatch(owner, head) if owner else []
             if found:
                 return Resolution.to(found)
+        if rest and self._local_definition(facts, source, head) is None and not facts.bindings(source, head):
+            typed = self.local_types.of_name(facts, source, head)
+            if typed:  # ``response = self.send(...)`` ... ``response.read()``
+                return self._method_of(typed, rest)
+            if self.local_types.stated_elsewhere(facts, source, head):  # ``d: dict`` ... ``d.get()``
+                return Resolution(EXTERNAL, name=target)
         return self.resolve_name(facts, source, target)
+
+    def _method_of(self, classes: list[Key], method: str) -> Resolution:
+        """``method`` of the one class a name holds (unknown for several classes or a dotted rest)."""
+        if len(classes) != 1 or "." in method or "(" in method:
+            return UNKNOWN
+        found = self._inherited(classes[0], method, include_own=True)
+        return Resolution.to(found) if found else UNKNOWN
+
+    def is_class(self, key: Key) -> bool:
+        """Whether ``key`` is a class-like definition (class, interface, struct, ...)."""
+        return self.facts(key[0]).kinds.get(key[1]) in CLASS_KINDS
 
     def _method_of_new_object(self, facts: FileFacts, source: str, target: str) -> Resolution:
         """``Foo().m``: a method of the class just constructed; any other call's result has an unknown type."""
@@ -300,15 +328,19 @@ class CallResolver:
             return [(path, f"{symbol}.{method}")]
         if hops >= MAX_HOPS:
             return []
-        scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
-        for base in facts.bases.get(symbol, []):
-            resolution = self.resolve_name(facts, scope, base, hops + 1)
-            for base_key in resolution.targets:
-                if self.facts(base_key[0]).kinds.get(base_key[1]) in CLASS_KINDS:
-                    found = self._inherited(base_key, method, include_own=True, hops=hops + 1)
-                    if found:
-                        return found
+        for base_key in self.base_classes(owner, hops):
+            found = self._inherited(base_key, method, include_own=True, hops=hops + 1)
+            if found:
+                return found
         return []
+
+    def base_classes(self, owner: Key, hops: int = 0) -> list[Key]:
+        """The in-repo classes ``owner`` directly derives from, in the order it names them."""
+        path, symbol = owner
+        facts = self.facts(path)
+        scope = symbol.rsplit(".", 1)[0] if "." in symbol else ""
+        return [base_key for base in facts.bases.get(symbol, [])
+                for base_key in self.resolve_name(facts, scope, base, hops + 1).targets if self.is_class(base_key)]
 
     def _dispatch(self, owner: Key, method: str) -> list[Key]:
         """What ``self.method()`` in ``owner`` may run: the inherited definition and subclass overrides."""

@@ -26,6 +26,8 @@ from .windows import (
 
 MAX_TARGET_CHARS = 100
 """Longest call target kept; anything longer is an expression rather than a name."""
+MAX_TYPE_CHARS = 200
+"""Longer annotations (a long ``Union``) are no help in naming one class."""
 TEXT_WINDOW_LINES = 40
 TEXT_WINDOW_OVERLAP = 10
 
@@ -86,6 +88,30 @@ def dotted_name(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def typed_name(node: ast.AST) -> str:
+    """``x`` or ``self.x``: a name whose type an assignment or an annotation states (``""`` for others)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        return f"{node.value.id}.{node.attr}"
+    return ""
+
+
+def produced_by(value: ast.AST) -> str:
+    """What an assigned value's type comes from: ``Foo()`` for a call, ``~name`` for another name.
+
+    A call's type is what the callee builds or returns; ``self.report = report`` has ``report``'s type.
+    """
+    if isinstance(value, ast.Await):
+        value = value.value
+    if isinstance(value, ast.Name):
+        return f"~{value.id}"
+    if not isinstance(value, ast.Call):
+        return ""
+    name = dotted_name(value.func)
+    return f"{name}()" if name else ""
 
 
 def call_target(node: ast.AST) -> str:
@@ -187,6 +213,11 @@ class _PythonVisitor(ast.NodeVisitor):
         if parent in self.child_lines:
             self.child_lines[parent].update(range(start, end + 1))
         self.child_lines[symbol] = set()
+        if not isinstance(node, ast.ClassDef):
+            arguments = node.args
+            for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                if argument.annotation is not None:
+                    self._type_fact(argument.arg, ast.unparse(argument.annotation), node.lineno)
         for child in node.body:
             self.visit(child)
         self.scope.pop()
@@ -227,6 +258,20 @@ class _PythonVisitor(ast.NodeVisitor):
         if name:
             self.edges.append(Edge(self.path, self.qualified, name, "calls", node.lineno))
         self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:  # noqa: D102, N802
+        if len(node.targets) == 1:
+            self._type_fact(typed_name(node.targets[0]), produced_by(node.value), node.lineno)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:  # noqa: D102, N802
+        self._type_fact(typed_name(node.target), ast.unparse(node.annotation), node.lineno)
+        self.generic_visit(node)
+
+    def _type_fact(self, name: str, type_text: str, line: int) -> None:
+        """A ``types`` edge ``name: Foo`` (annotated) or ``name: make()`` (assigned a call's result)."""
+        if name and type_text and len(type_text) <= MAX_TYPE_CHARS:
+            self.edges.append(Edge(self.path, self.qualified, f"{name}: {type_text}", "types", line))
 
     def visit_Import(self, node: ast.Import) -> None:  # noqa: D102, N802
         for alias in node.names:

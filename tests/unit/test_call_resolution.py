@@ -166,6 +166,92 @@ def test_typescript_new_of_an_imported_class_resolves_to_it(typescript_graph):
     assert [(ref.path, ref.symbol, ref.resolution) for ref in callers] == [("web/api.ts", "get", "resolved")]
 
 
+# --------------------------------------------------------------------------- what a name holds
+TYPED_FILES = {
+    "lab/models.py": """\
+        class Sample:
+            def measure(self):
+                return 1
+
+
+        class Report:
+            def measure(self):
+                return 2
+        """,
+    "lab/bench.py": """\
+        from typing import Optional
+
+        from .models import Report, Sample
+
+
+        def fresh() -> "Sample":
+            return Sample()
+
+
+        class Bench:
+            current: Optional[Sample]
+
+            def __init__(self, report: Report):
+                self.sample = Sample()
+                self.report = report
+
+            @property
+            def latest(self) -> Sample:
+                return self.sample
+
+            def run(self, given: Sample, raw: bytes):
+                self.sample.measure()
+                self.report.measure()
+                self.latest.measure()
+                self.current.measure()
+                given.measure()
+                made = fresh()
+                made.measure()
+                raw.measure()
+        """,
+    "lab/tools.py": """\
+        def probe(thing):
+            return thing.measure()
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def typed_calls(tmp_path_factory) -> dict[str, tuple[str, tuple]]:
+    """Each call written in ``Bench.run``, as the resolver answers it: target -> (status, definitions)."""
+    connection = build_index(tmp_path_factory.mktemp("typed_calls"), TYPED_FILES)
+    resolver = CallResolver(connection)
+    answers = {}
+    for target, line in connection.execute(
+            "SELECT target, line FROM edges WHERE kind = 'calls' AND source = 'Bench.run' ORDER BY line"):
+        resolution = resolver.resolve("lab/bench.py", "Bench.run", target)
+        answers[target] = (resolution.status, tuple(symbol for _, symbol in resolution.targets))
+    return answers
+
+
+@pytest.mark.parametrize(("call", "how"), [
+    ("self.sample.measure", "an attribute assigned a constructed object"),
+    ("self.latest.measure", "a property's return type"),
+    ("self.current.measure", "a class-level annotation (Optional[...])"),
+    ("given.measure", "an annotated parameter"),
+    ("made.measure", "assigned the result of a function with a return annotation"),
+])
+def test_a_names_stated_class_resolves_its_method_call(typed_calls, call, how):
+    assert typed_calls[call] == ("resolved", ("Sample.measure",)), how
+
+
+def test_an_annotated_parameter_picks_its_own_class(typed_calls):
+    assert typed_calls["self.report.measure"] == ("resolved", ("Report.measure",))
+
+
+def test_a_name_typed_outside_the_repository_calls_nothing_here(typed_calls, tmp_path):
+    assert typed_calls["raw.measure"][0] == "external"  # raw: bytes
+    graph = SymbolGraph(build_index(tmp_path, TYPED_FILES))
+    callers = {(ref.symbol, ref.resolution) for ref in graph.callers("Sample.measure")}
+    assert ("Bench.run", "resolved") in callers
+    assert ("probe", "by name only") in callers  # no type stated: listed by name only, as before
+
+
 # --------------------------------------------------------------------------- JS/TS imports, exactly
 MODULES_FILES = {
     "app/net/client.ts": """\
@@ -393,3 +479,14 @@ def test_go_receiver_calls_reach_methods_in_other_files_and_embedded_types(go_in
     callees = [(ref.path, ref.symbol, ref.resolution) for ref in graph.callees("main")]
     assert callees[0] == ("client/client.go", "New", "resolved")
     assert ("", "fmt.Println", "external") in callees
+
+
+def test_names_assigned_to_each_other_in_a_cycle_stay_unknown(tmp_path):
+    files = {"loop.py": """\
+        def spin():
+            a = b
+            b = a
+            a.measure()
+        """}
+    resolver = CallResolver(build_index(tmp_path, files))
+    assert resolver.resolve("loop.py", "spin", "a.measure").status == "unresolved"
