@@ -7,7 +7,7 @@ for an attribute). A name's class is then:
 - the class an annotation names (``Foo``, ``Optional["Foo"]``, ``Foo | None``: the one in-repo class),
 - the class a call constructs (``Foo()``), or the class a called function's signature says it returns
   (``def make() -> Foo``),
-- for ``self.name``: what any method of the class assigns to it, a class-level annotation, or the
+- for ``self.name`` / ``this.name``: what any method of the class assigns to it, a class-level annotation, or the
   return type of a property of that name.
 
 Only one class is an answer: a name bound to two different classes stays unknown, and so do names
@@ -88,12 +88,12 @@ class LocalTypes:
         for depth, cls in enumerate(self._class_and_bases(owner)):
             path, symbol = cls
             facts = self.resolver.facts(path)
-            assigned = [(where, spec) for where, typed, spec in facts.types
-                        if (typed == f"self.{attribute}" and where.startswith(symbol + "."))
+            assigned = [(where, typed, spec) for where, typed, spec in facts.types
+                        if (typed in (f"self.{attribute}", f"this.{attribute}") and where.startswith(symbol + "."))
                         or (typed == attribute and where == symbol)]
             found: list[Key] = []
-            for where, spec in assigned:
-                found += self._classes(facts, where, f"self.{attribute}", [spec])
+            for where, typed, spec in assigned:
+                found += self._classes(facts, where, typed, [spec])
             if not assigned and facts.kinds.get(f"{symbol}.{attribute}") in CALLABLE_KINDS:
                 found = self.returned_classes((path, f"{symbol}.{attribute}"))  # a property
             if assigned or found:

@@ -445,6 +445,42 @@ def _js_require_aliases(node: Node) -> list[str]:
     return found
 
 
+def _js_value_type(value: Node | None) -> str:
+    """What an assigned value's type comes from: ``Foo()`` for ``new Foo()`` or a call, ``~name`` for a name."""
+    if value is not None and value.type == "await_expression" and value.named_children:
+        value = value.named_children[0]
+    if value is None:
+        return ""
+    if value.type == "identifier":
+        return "~" + text_of(value)
+    field = {"new_expression": "constructor", "call_expression": "function"}.get(value.type)
+    callee = dotted(value.child_by_field_name(field)) if field else None
+    return f"{callee}()" if callee else ""
+
+
+def _js_annotation(node: Node) -> str:
+    """``Foo`` of a ``: Foo`` type annotation."""
+    annotation = node.child_by_field_name("type")
+    return text_of(annotation).lstrip(":").strip() if annotation is not None else ""
+
+
+def _js_types(node: Node) -> list[str]:
+    """``name: type`` facts: typed parameters and fields, ``x = new Foo()``, ``this.x = ...``."""
+    if node.type == "variable_declarator":
+        name = node.child_by_field_name("name")
+        spec = _js_annotation(node) or _js_value_type(node.child_by_field_name("value"))
+        return [f"{text_of(name)}: {spec}"] if name is not None and name.type == "identifier" and spec else []
+    if node.type in ("required_parameter", "optional_parameter", "public_field_definition"):
+        name = node.child_by_field_name("pattern" if node.type != "public_field_definition" else "name")
+        spec = _js_annotation(node)
+        return [f"{text_of(name)}: {spec}"] if name is not None and name.type.endswith("identifier") and spec else []
+    if node.type == "assignment_expression":
+        left = dotted(node.child_by_field_name("left"))
+        spec = _js_value_type(node.child_by_field_name("right"))
+        return [f"{left}: {spec}"] if left and left.count(".") == 1 and left.startswith("this.") and spec else []
+    return []
+
+
 JS_RULES = Rules(
     define=_js_define,
     enter=_js_enter,
@@ -454,6 +490,9 @@ JS_RULES = Rules(
     relevant_types=frozenset(_JS_DECLARATION_KINDS)
     | _JS_NAMED_VALUE_TYPES
     | {"method_definition", "call_expression", "new_expression", "import_statement", "export_statement"}
-    | {"internal_module", "object"},
+    | {"internal_module", "object"}
+    | {"variable_declarator", "required_parameter", "optional_parameter", "public_field_definition"}
+    | {"assignment_expression"},
     aliases=_js_aliases,
+    types=_js_types,
 )

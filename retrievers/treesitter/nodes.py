@@ -65,6 +65,8 @@ class Rules:
     relevant_types: frozenset[str]  # node types any of the above acts on; the rest are only walked through
     # ``target as name`` bindings a node makes (imported names, aliases, re-exports): ``aliases`` edges
     aliases: Callable[[Node], list[str]] = binds_nothing
+    # ``name: type`` facts a node states (typed parameters, ``x = new Foo()``): ``types`` edges
+    types: Callable[[Node], list[str]] = binds_nothing
 
 
 def first_line(node: Node) -> int:

@@ -139,6 +139,8 @@ def _visit(node: Node, scope: Scope, file: SourceFile, rules: Rules, found: _Col
         found.add_edge(file.path, "", module, "imports", line)
     for binding in rules.aliases(node):  # a ``require`` inside a function binds its name there only
         found.add_edge(file.path, scope.caller, binding, "aliases", line)
+    for fact in rules.types(node):
+        found.add_edge(file.path, scope.caller, fact, "types", line)
     definition = rules.define(node, scope)
     if definition is None:
         return rules.enter(node, scope) or scope

@@ -156,9 +156,10 @@ def test_the_old_bare_name_answer_stays_available(python_graph):
     assert by_name == {"Base.run", "Store.flush", "persist"}
 
 
-def test_typescript_this_call_resolves_and_a_variables_call_is_by_name_only(typescript_graph):
-    assert answer(typescript_graph.callers("Client.send")) == [
-        ("Client.request", "resolved"), ("get", "by name only"), ("pump", "by name only")]
+def test_typescript_this_call_and_a_constructed_objects_call_resolve(typescript_graph):
+    callers = answer(typescript_graph.callers("Client.send"))
+    assert sorted(callers[:2]) == [("Client.request", "resolved"), ("get", "resolved")]  # client = new Client()
+    assert callers[2:] == [("pump", "by name only")]  # a Generator is no class of the repository
 
 
 def test_typescript_new_of_an_imported_class_resolves_to_it(typescript_graph):
@@ -385,9 +386,11 @@ def test_require_destructuring_and_a_required_default_export_resolve(modules_ind
     assert answer(graph.callers("scan")) == [("load", "resolved")]
 
 
-def test_a_method_of_a_call_result_is_by_name_only(modules_index):
-    # ``client.send()`` and ``build().send()``: neither receiver's type is stated where it is called
-    assert answer(SymbolGraph(modules_index).callers("Client.send")) == [("run", "by name only")]
+def test_a_constructed_objects_method_resolves_and_a_call_results_method_is_by_name_only(modules_index):
+    # ``client = new C()`` states client's class; ``build().send()`` leaves its receiver unnamed
+    assert resolved_targets(modules_index, "app/main.ts", "run", "client.send") == (
+        "resolved", (("app/net/client.ts", "Client.send"),))
+    assert answer(SymbolGraph(modules_index).callers("Client.send")) == [("run", "resolved")]
     targets = {row[0] for row in modules_index.execute(
         "SELECT target FROM edges WHERE kind = 'calls' AND path = 'app/main.ts' AND source = 'run'")}
     assert {"client.send", ".send", "Shelf().save"} <= targets
