@@ -14,6 +14,11 @@ so a run killed before that commit leaves the previous index untouched and one k
 after it leaves a complete lexical index. Vectors are written afterwards, batch by
 batch; they are content-addressed, so an interrupted run's vectors are reused, and
 search simply has fewer vectors until the next ``index`` finishes the job.
+
+This module orchestrates a run and reads the index; the jobs live in their own modules:
+:mod:`~retrievers.store` (schema, connections, settings fingerprint), :mod:`~retrievers.scan` (what
+changed), :mod:`~retrievers.segments` (BM25 segment files), :mod:`~retrievers.vector_sync` (embedding
+pending vectors, garbage collection) and :mod:`~retrievers.errors`.
 """
 
 from __future__ import annotations
@@ -25,9 +30,7 @@ import os
 import shutil
 import sqlite3
 import time
-import uuid
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,21 +39,27 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .bm25 import LexicalIndex, build_lexical_index, load_lexical_index, save_lexical_index
 from .cards import card_text, code_text, lexical_tokens, members_by_parent, returned_summary, type_summaries
-from .generations import MANIFEST, remove_unleased_generations
-from .model import Chunk, Edge
+from .errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
+from .generations import remove_unleased_generations
+from .model import Chunk, Edge, ProgressCallback
 from .parallel_parse import decode_source, parse_many
 from .query_shape import TYPE_KINDS
+from .scan import scan_changes
+from .segments import build_generation, load_segments
 from .settings import IndexSettings, ollama_url, resolve_index_settings
-from .textstore import TEXT_SCHEMA, clear_texts, remove_texts, replace_texts, stored_bytes
-from .walk import walk_repository
+from .store import INDEX_FORMAT, open_store, same_fingerprint, stored_form
+from .textstore import clear_texts, remove_texts, replace_texts, stored_bytes
+from .vector_sync import (
+    collect_garbage,
+    count_pending_vectors,
+    embed_pending,
+    embed_with_cache,
+    record_vector_backend,
+    record_vector_namespace,
+)
 
-INDEX_FORMAT = 8
 INDEX_DIRNAME = ".grepgraph"
-EMBED_BATCH = 256
-# Rebuild the main BM25 segment once the delta grows past this share of it.
-DELTA_COMPACT_RATIO = 0.10
 # The raw-code view costs ~2x the card view to embed; above this many chunks the
 # default ("auto") embeds cards only, to keep a full index of a large repository
 # within minutes on a laptop CPU.
@@ -59,75 +68,6 @@ AUTO_CODE_VIEW_MAX_CHUNKS = 25_000
 # most of the code (73% of the CPython standard library's chunks). Above this many
 # chunks "auto" leaves them to BM25 and symbol search.
 AUTO_TEST_VECTORS_MAX_CHUNKS = 25_000
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    language TEXT NOT NULL, chunks INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, language TEXT NOT NULL,
-    kind TEXT NOT NULL, symbol TEXT NOT NULL, name TEXT NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
-    parent TEXT NOT NULL, is_test INTEGER NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL,
-    card TEXT NOT NULL, card_key TEXT NOT NULL, code_key TEXT NOT NULL, part INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name COLLATE NOCASE);
-CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks(symbol COLLATE NOCASE);
-CREATE INDEX IF NOT EXISTS chunks_card_key ON chunks(card_key);
-CREATE INDEX IF NOT EXISTS chunks_code_key ON chunks(code_key);
-CREATE TABLE IF NOT EXISTS edges (
-    path TEXT NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
-    line INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS edges_path ON edges(path);
-CREATE INDEX IF NOT EXISTS edges_target ON edges(target COLLATE NOCASE);
-CREATE INDEX IF NOT EXISTS edges_source ON edges(source COLLATE NOCASE);
-CREATE TABLE IF NOT EXISTS vectors (key TEXT NOT NULL, view TEXT NOT NULL, PRIMARY KEY (key, view));
-"""
-
-
-class IndexError_(RuntimeError):
-    """A problem with the index a user can act on; the message says what to do."""
-
-
-class IndexMissing(IndexError_):
-    """No index has been built for this repository yet."""
-
-
-class IndexBusy(IndexError_):
-    """Another indexer holds the lock."""
-
-
-class VectorsUnavailable(IndexError_):
-    """The Chroma server or the embedding model's server can't be reached; the lexical index still works."""
-
-
-def vector_backend_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean "the Chroma server (or the embedding model's server) is not answering".
-
-    Use as ``except vector_backend_errors():`` (evaluated only when something was raised).
-    """
-    import httpx  # chromadb's HTTP client
-
-    from .embeddings import EmbeddingUnavailable
-
-    return (VectorsUnavailable, EmbeddingUnavailable, httpx.TransportError)
-
-
-def fingerprint(settings: IndexSettings) -> dict:
-    """What must match between the index on disk and this run (else the index is rebuilt)."""
-    return {"format": INDEX_FORMAT, **settings.rebuild_key()}
-
-
-def stored_form(settings: IndexSettings) -> dict:
-    """The settings as the index keeps them: the fingerprint and the vector settings."""
-    return {**fingerprint(settings), **settings.to_dict()}
-
-
-def same_fingerprint(stored: dict, settings: IndexSettings) -> bool:
-    """Whether an index stored with ``stored`` settings can be updated with ``settings`` without a rebuild."""
-    return {key: stored.get(key) for key in fingerprint(settings)} == fingerprint(settings)
-
 
 @dataclass
 class IndexSummary:
@@ -152,16 +92,9 @@ class IndexSummary:
         return asdict(self)
 
 
-ProgressCallback = Callable[[str, int, int], None]
-
-
 def default_index_dir(repo: Path) -> Path:
     """Where the index of ``repo`` lives unless told otherwise."""
     return repo / INDEX_DIRNAME
-
-
-def _file_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class CodeIndex:
@@ -204,12 +137,7 @@ class CodeIndex:
 
     def connect(self) -> sqlite3.Connection:
         """A new SQLite connection (WAL, so readers never block the indexer)."""
-        self.index_dir.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.db_path, timeout=30, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        connection.executescript(SCHEMA + TEXT_SCHEMA)
-        return connection
+        return open_store(self.db_path)
 
     def _meta_value(self, key: str) -> str | None:
         if not self.db_path.is_file():
@@ -377,51 +305,16 @@ class CodeIndex:
             self._check_new_embedder(connection, bool(has_index))
         if has_index and not self._settings_match(connection):
             rebuild = True
-        self._record_vector_namespace(connection)
-        self._record_vector_backend(connection)
+        record_vector_namespace(connection, self.vector_namespace)
+        record_vector_backend(connection, self.chroma_url or "")
         summary.rebuilt = summary.rebuilt or bool(rebuild and has_index)
         known = {} if rebuild else {
             row[0]: row[1:] for row in connection.execute("SELECT path, hash, size, mtime_ns FROM files")
         }
-        walk = walk_repository(self.repo, self.settings.max_file_bytes)
-        summary.skipped = dict(walk.skipped)
-        changed: list[tuple] = []  # (source file, data, hash, mtime)
-        touched: list[tuple[str, int, int]] = []  # same content, new mtime
-        present: set[str] = set()
-        skipped: Counter = Counter(walk.skipped)
-        for number, source in enumerate(walk.files):
-            if number % 200 == 0:
-                progress("scan", number, len(walk.files))
-            try:
-                stat = source.absolute.stat()
-            except OSError:
-                skipped["unreadable"] += 1
-                continue
-            previous = known.get(source.path)
-            if previous and previous[1] == stat.st_size and previous[2] == stat.st_mtime_ns:
-                present.add(source.path)
-                continue
-            try:
-                data = source.absolute.read_bytes()
-            except OSError:
-                skipped["unreadable"] += 1
-                continue
-            from .walk import generated_reason
-
-            reason = generated_reason(source.absolute.name, data[:8192])
-            if reason:
-                skipped[reason] += 1
-                continue
-            present.add(source.path)
-            digest = _file_hash(data)
-            if previous and previous[0] == digest:
-                touched.append((source.path, len(data), stat.st_mtime_ns))
-                continue
-            changed.append((source, data, digest, stat.st_mtime_ns))
-        # Unreadable or vanished files keep no stale rows.
-        removed = [path for path in known if path not in present]
-        summary.skipped = dict(skipped)
-        summary.files = len(present)
+        scan = scan_changes(self.repo, self.settings.max_file_bytes, known, progress)
+        changed, touched, removed = scan.changed, scan.touched, scan.removed
+        summary.skipped = dict(scan.skipped)
+        summary.files = len(scan.present)
         summary.files_changed = len(changed)
         summary.files_removed = len(removed)
         summary.phases["scan"] = round(time.perf_counter() - phase_start, 3)
@@ -454,8 +347,9 @@ class CodeIndex:
             try:
                 # A flag left by a killed run: its last vectors may be in Chroma but not in the vectors table.
                 sweep = connection.execute("SELECT 1 FROM meta WHERE key = 'vectors_unrecorded'").fetchone()
-                summary.vectors_embedded = self._embed_pending(connection, views, with_tests, progress)
-                self._collect_garbage(connection, views, sweep=sweep is not None)
+                summary.vectors_embedded = embed_pending(connection, views, with_tests, progress,
+                                                         lambda: self.vector_store(views), self._embed_with_cache)
+                collect_garbage(connection, views, lambda: self.vector_store(views), sweep=sweep is not None)
                 connection.execute("DELETE FROM meta WHERE key = 'vectors_unrecorded'")
                 connection.commit()
             except vector_backend_errors() as error:
@@ -464,7 +358,7 @@ class CodeIndex:
                     "are added by the next `grepgraph index` once the server answers"
                 ) from error
             summary.phases["embed"] = round(time.perf_counter() - phase_start, 3)
-        summary.vectors_pending = sum(self.count_pending_vectors(connection, view, with_tests) for view in views)
+        summary.vectors_pending = sum(count_pending_vectors(connection, view, with_tests) for view in views)
 
     def vector_namespace(self) -> str:
         """The Chroma collection prefix of this index: one per index, so indexes sharing a server never meet.
@@ -477,33 +371,6 @@ class CodeIndex:
         if stored:
             return stored
         return "gg-" + hashlib.blake2b(f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6).hexdigest()
-
-    def _record_vector_namespace(self, connection: sqlite3.Connection) -> None:
-        row = connection.execute("SELECT value FROM meta WHERE key = 'vector_namespace'").fetchone()
-        if row is None:
-            has_vectors = connection.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
-            namespace = self.vector_namespace() if has_vectors else f"gg-{uuid.uuid4().hex[:12]}"
-            connection.execute("INSERT INTO meta VALUES ('vector_namespace', ?)", (namespace,))
-            connection.commit()
-
-    def _record_vector_backend(self, connection: sqlite3.Connection) -> None:
-        """Remember the Chroma server (or ``""``: embedded) this run stores vectors in.
-
-        The ``vectors`` table says which vectors exist *in that store*: after a switch to another
-        server (or between server and embedded) it is cleared, so the next embedding pass asks the
-        new store what it already has and adds the rest. Searchers without an explicit URL use the
-        recorded one (see :attr:`chroma_url`).
-        """
-        current = self.chroma_url or ""
-        row = connection.execute("SELECT value FROM meta WHERE key = 'chroma_url'").fetchone()
-        previous = row[0] if row else ""  # indexes from before this key used the embedded database
-        if row is not None and previous == current:
-            return
-        if previous != current:
-            connection.execute("DELETE FROM vectors")
-            self._mark_vectors_changed(connection)
-        connection.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_url', ?)", (current,))
-        connection.commit()
 
     @staticmethod
     def _type_summaries(connection: sqlite3.Connection, parsed: list, removed: list[str],
@@ -571,7 +438,8 @@ class CodeIndex:
             connection.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
                                    [(size, mtime, path) for path, size, mtime in touched])
             progress("bm25", 0, 1)
-            self._build_bm25(connection, generation, rebuild or not old_generation)
+            build_generation(connection, self.index_dir / "bm25", generation, rebuild or not old_generation,
+                             self.settings.bm25_backend)
             progress("bm25", 1, 1)
             for key, value in (
                 ("bm25_generation", generation),
@@ -588,150 +456,18 @@ class CodeIndex:
             raise
         self._remove_old_generations(keep=generation)
 
-    def _build_bm25(self, connection: sqlite3.Connection, generation: str, full: bool) -> None:
-        """Write BM25 segments for ``generation``: reuse ``main`` when only a small delta changed."""
-        target = self.index_dir / "bm25" / generation
-        previous = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
-        main_max_id = None
-        if previous and not full:
-            manifest_path = self.index_dir / "bm25" / previous[0] / MANIFEST
-            if manifest_path.is_file():
-                main_max_id = json.loads(manifest_path.read_text())["main_max_id"]
-        if main_max_id is not None:
-            main_count = connection.execute("SELECT COUNT(*) FROM chunks WHERE id <= ?", (main_max_id,)).fetchone()[0]
-            delta_count = connection.execute("SELECT COUNT(*) FROM chunks WHERE id > ?", (main_max_id,)).fetchone()[0]
-            if delta_count > DELTA_COMPACT_RATIO * max(main_count, 1):
-                main_max_id = None
-        target.mkdir(parents=True, exist_ok=True)
-        if main_max_id is None:
-            main_max_id = connection.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0]
-            self._write_segment(connection, target / "main", "id <= ?", main_max_id)
-        else:
-            # Segment files are never modified in place, so the new generation can share them.
-            shutil.copytree(self.index_dir / "bm25" / previous[0] / "main", target / "main", copy_function=os.link)
-        self._write_segment(connection, target / "delta", "id > ?", main_max_id)
-        (target / MANIFEST).write_text(json.dumps({"main_max_id": main_max_id}))
-
-    def _write_segment(self, connection: sqlite3.Connection, directory: Path, condition: str, bound: int) -> None:
-        ids, documents = [], []
-        for chunk_id, tokens in connection.execute(
-            f"SELECT id, tokens FROM chunks WHERE {condition} ORDER BY id", (bound,)  # noqa: S608
-        ):
-            ids.append(chunk_id)
-            documents.append(tokens.split())
-        directory.mkdir(parents=True, exist_ok=True)
-        if documents:
-            save_lexical_index(build_lexical_index(self.settings.bm25_backend, documents), directory / "bm25")
-        np.save(directory / "ids.npy", np.asarray(ids, dtype=np.int64))
-
     def _remove_old_generations(self, keep: str) -> None:
         """Delete the generations no reader leases (see :mod:`retrievers.generations`); the rest go next run."""
         remove_unleased_generations(self.index_dir / "bm25", keep)
 
     # ---------------------------------------------------------------- vectors
-    @staticmethod
-    def _pending_sql(view: str, with_tests: bool, select: str) -> str:
-        column = "card_key" if view == "card" else "code_key"
-        tests = "" if with_tests else " AND c.is_test = 0"
-        return (f"SELECT {select.format(column=column)} FROM chunks c LEFT JOIN vectors v"
-                f" ON v.key = c.{column} AND v.view = ? WHERE v.key IS NULL{tests}")
-
-    def pending_vector_keys(self, connection: sqlite3.Connection, view: str, with_tests: bool = True) -> list[str]:
-        """Vector keys referenced by chunks but not yet embedded, implementation code first."""
-        sql = self._pending_sql(view, with_tests, "c.{column}") + " ORDER BY c.is_test, c.id"
-        return list(dict.fromkeys(row[0] for row in connection.execute(sql, (view,))))
-
-    def count_pending_vectors(self, connection: sqlite3.Connection, view: str, with_tests: bool = True) -> int:
-        """How many vectors are still to be embedded for a view."""
-        sql = self._pending_sql(view, with_tests, "COUNT(DISTINCT c.{column})")
-        return connection.execute(sql, (view,)).fetchone()[0]
-
-    def _embed_pending(self, connection: sqlite3.Connection, views: tuple[str, ...], with_tests: bool,
-                       progress: ProgressCallback) -> int:
-        embedded = 0
-        for view in views:
-            column = "card_key" if view == "card" else "code_key"
-            if not self.count_pending_vectors(connection, view, with_tests):
-                continue
-            # Until this pass ends, Chroma may hold vectors the vectors table doesn't list yet.
-            connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_unrecorded', '1')")
-            connection.commit()
-            pending = self.pending_vector_keys(connection, view, with_tests)
-            # Chroma is opened only when there is work for it (opening costs ~1 s on a large index).
-            store = self.vector_store(views)
-            # Vectors an interrupted run already stored are recorded, not recomputed.
-            missing = store.missing(view, pending)
-            reused = [key for key in pending if key not in missing]
-            connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in reused])
-            connection.commit()
-            todo = [key for key in pending if key in missing]
-            for start in range(0, len(todo), EMBED_BATCH):
-                progress(f"embed {view}", start, len(todo))
-                keys = todo[start : start + EMBED_BATCH]
-                marks = ",".join("?" * len(keys))
-                texts: dict[str, str] = {}
-                for row in connection.execute(
-                    "SELECT path, language, kind, symbol, start_line, end_line, text, signature, docstring,"
-                    f" parent, is_test, card, {column} FROM chunks WHERE {column} IN ({marks})", keys  # noqa: S608
-                ):
-                    texts.setdefault(row[12], row[11] if view == "card" else code_text(Chunk(*row[:11])))
-                keys = [key for key in keys if key in texts]
-                vectors = self._embed_with_cache(keys, [texts[key] for key in keys])
-                store.add(view, keys, vectors)
-                connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
-                self._mark_vectors_changed(connection)
-                connection.commit()
-                embedded += len(keys)
-            progress(f"embed {view}", len(todo), len(todo))
-        return embedded
-
     def _embed_with_cache(self, keys: list[str], texts: list[str]) -> np.ndarray:
         """Embed texts, taking what the machine-wide cache already has."""
         if self._embedding_cache is None:
             from .embedding_cache import EmbeddingCache
 
             self._embedding_cache = EmbeddingCache.open_default() or False
-        cache = self._embedding_cache or None
-        cached: dict[str, np.ndarray] = cache.get_many(keys) if cache else {}
-        missing = [i for i, key in enumerate(keys) if key not in cached]
-        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None
-        # The dimension is known only after a first call for servers (Ollama) that pick it.
-        dimension = fresh.shape[1] if fresh is not None else next(iter(cached.values())).shape[0]
-        vectors = np.zeros((len(keys), dimension), dtype=np.float32)
-        if fresh is not None:
-            vectors[missing] = fresh
-            if cache:
-                cache.put_many([keys[i] for i in missing], fresh)
-        for i, key in enumerate(keys):
-            if key in cached:
-                vectors[i] = cached[key]
-        return vectors
-
-    def _collect_garbage(self, connection: sqlite3.Connection, views: tuple[str, ...], sweep: bool = False) -> None:
-        """Delete vectors no chunk references any more.
-
-        With ``sweep`` (a previous run was killed between storing vectors and recording them),
-        the store itself is listed, so vectors the ``vectors`` table never heard of go too.
-        """
-        for view in views:
-            column = "card_key" if view == "card" else "code_key"
-            orphans = [row[0] for row in connection.execute(
-                f"SELECT key FROM vectors WHERE view = ? AND key NOT IN (SELECT {column} FROM chunks)",  # noqa: S608
-                (view,))]
-            if sweep:
-                referenced = {row[0] for row in connection.execute(
-                    f"SELECT DISTINCT {column} FROM chunks")}  # noqa: S608
-                orphans = sorted(set(orphans) | (self.vector_store(views).all_keys(view) - referenced))
-            if orphans:
-                self.vector_store(views).delete(view, orphans)
-                connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])
-                self._mark_vectors_changed(connection)
-                connection.commit()
-
-    @staticmethod
-    def _mark_vectors_changed(connection: sqlite3.Connection) -> None:
-        """Tell running searchers (other processes) to reopen Chroma."""
-        connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", (str(time.time_ns()),))
+        return embed_with_cache(self.embedder, self._embedding_cache or None, keys, texts)
 
     def reopen_vectors(self) -> None:
         """Drop the Chroma client so the next use loads the database from disk again."""
@@ -771,7 +507,7 @@ class CodeIndex:
                 "edges": connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0],
                 "languages": dict(connection.execute("SELECT language, COUNT(*) FROM files GROUP BY language")),
                 "views": list(views),
-                "vectors_pending": {view: self.count_pending_vectors(connection, view, self.embeds_tests(count))
+                "vectors_pending": {view: count_pending_vectors(connection, view, self.embeds_tests(count))
                                     for view in views},
                 "test_vectors": self.embeds_tests(count),
                 **self._settings_status(json.loads(meta.get("settings", "{}"))),
@@ -811,17 +547,6 @@ class CodeIndex:
         return self.index_dir / "bm25" / row[0]
 
 
-def load_segments(generation_dir: Path) -> list[tuple[np.ndarray, LexicalIndex]]:
-    """The ``(chunk ids, BM25 index)`` pairs of a generation; empty segments are left out."""
-    segments = []
-    for name in ("main", "delta"):
-        directory = generation_dir / name
-        ids = np.load(directory / "ids.npy")
-        if ids.size:
-            segments.append((ids, load_lexical_index(directory / "bm25")))
-    return segments
-
-
 @contextmanager
 def closing_connection(index: CodeIndex) -> Iterator[sqlite3.Connection]:
     """A connection that is closed on exit."""
@@ -830,3 +555,9 @@ def closing_connection(index: CodeIndex) -> Iterator[sqlite3.Connection]:
         yield connection
     finally:
         connection.close()
+
+
+# Names other modules and tests import from here; they live in the modules of their jobs.
+__all__ = ["INDEX_FORMAT", "CodeIndex", "IndexBusy", "IndexError_", "IndexMissing", "IndexSettings", "IndexSummary",
+           "ProgressCallback", "VectorsUnavailable", "closing_connection", "default_index_dir", "load_segments",
+           "vector_backend_errors"]

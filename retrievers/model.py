@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+
+# Called as ``progress(phase, done, total)`` while indexing.
+ProgressCallback = Callable[[str, int, int], None]
 
 
 @dataclass

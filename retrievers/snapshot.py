@@ -21,9 +21,10 @@ import numpy as np
 
 from .bm25 import LexicalIndex, top_k
 from .generations import GenerationGone, GenerationLease
-from .index import CodeIndex, IndexError_, IndexMissing, load_segments
+from .index import CodeIndex, IndexError_, IndexMissing
 from .languages import is_documentation, is_test_path
 from .scope import Scope, ScopeError, chunk_ids_in
+from .segments import load_segments
 from .textstore import TextCache
 
 SCOPE_CACHE_SIZE = 64

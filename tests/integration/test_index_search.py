@@ -348,12 +348,12 @@ def test_a_second_indexer_is_refused_while_the_lock_is_held(evolving, embedder):
 
 INDEXER = """
 import json, sys, time
-from retrievers import index as index_module
+from retrievers import vector_sync
 from retrievers.index import CodeIndex, IndexMissing, IndexSettings
 from retrievers.search import Searcher
 
 repo, pause_at, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-index_module.EMBED_BATCH = 8  # many small vector batches, so a kill lands between (or inside) them
+vector_sync.EMBED_BATCH = 8  # many small vector batches, so a kill lands between (or inside) them
 settings = IndexSettings(views="card")
 try:
     searcher = Searcher(CodeIndex(repo, settings=settings))

@@ -33,8 +33,10 @@ import pytest
 
 from graphs.code_search import graph
 from graphs.resources import forget_searchers
+from retrievers import vector_sync
 from retrievers.embeddings import MiniLMEmbedder
-from retrievers.index import CodeIndex, IndexBusy, IndexSettings, _file_hash, load_segments
+from retrievers.index import CodeIndex, IndexBusy, IndexSettings, load_segments
+from retrievers.scan import file_hash
 from retrievers.search import Searcher
 from tests.conftest import isolated_settings
 
@@ -61,9 +63,9 @@ MARKER = re.compile(r"^marker_v(\d+)_")
 CHILD = r"""
 import sys, time
 repo, mode, views = sys.argv[1], sys.argv[2], sys.argv[3]
-from retrievers import index as index_module
+from retrievers import vector_sync
 from retrievers.index import CodeIndex, IndexSettings
-index_module.EMBED_BATCH = 4  # many small vector batches, so a kill lands between (or inside) them
+vector_sync.EMBED_BATCH = 4  # many small vector batches, so a kill lands between (or inside) them
 embedder = None
 if mode != "hold":
     from retrievers.embeddings import MiniLMEmbedder
@@ -191,7 +193,7 @@ def write_version(repo: Path, version: int) -> dict[str, str]:
         f'def marker_v{version}_{word}(value):\n    """Marker {word} of revision {version}."""\n'
         f"    return value + {version}\n" for word in MARKER_WORDS)
     (repo / "rev" / "markers.py").write_text(f'"""Markers of one revision."""\n\n\n{functions}')
-    return {path.relative_to(repo).as_posix(): _file_hash(path.read_bytes())
+    return {path.relative_to(repo).as_posix(): file_hash(path.read_bytes())
             for path in repo.rglob("*") if path.is_file() and ".grepgraph" not in path.parts}
 
 
@@ -326,7 +328,7 @@ def test_kill_9_at_random_points_leaves_a_complete_index(isolated_module, tmp_pa
 
 ORPHAN_VECTORS_BUG = (
     "bug: vectors a killed indexer stored in Chroma but had not yet recorded in the vectors table are never "
-    "garbage-collected once their chunks are gone (_collect_garbage only looks at the table; "
+    "garbage-collected once their chunks are gone (collect_garbage only looks at the table; "
     "VectorStore.all_keys, meant for this, is unused)")
 
 
@@ -339,7 +341,7 @@ def test_vectors_of_a_killed_run_are_collected_once_unreferenced(isolated_module
         raise SystemExit("kill -9")
 
     with monkeypatch.context() as patch:
-        patch.setattr(CodeIndex, "_mark_vectors_changed", staticmethod(killed))
+        patch.setattr(vector_sync, "mark_vectors_changed", killed)
         with pytest.raises(SystemExit):
             index.update()
     (repo / "graphstore" / "store.py").unlink()  # its chunks, and so its vectors' keys, are gone for good

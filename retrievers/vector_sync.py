@@ -1,0 +1,166 @@
+"""Keeping the vector store in step with the chunks: embed what is pending, record it, collect orphans.
+
+The ``vectors`` table says which content-addressed vectors the store holds, per view. Vectors are
+written batch by batch after the lexical index is committed; a ``vectors_unrecorded`` flag in the
+meta table marks a pass in progress, so a killed run's stored-but-unrecorded vectors are swept later.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .cards import code_text
+from .model import Chunk, ProgressCallback
+
+EMBED_BATCH = 256
+
+# Returns the vector store (opened on first use: opening Chroma costs ~1 s on a large index).
+StoreOpener = Callable[[], Any]
+# Embeds texts given with their content keys (so a cache can answer some of them).
+KeyedEmbed = Callable[[list[str], list[str]], np.ndarray]
+
+
+def key_column(view: str) -> str:
+    """The chunks column holding a view's vector key."""
+    return "card_key" if view == "card" else "code_key"
+
+
+def _pending_sql(view: str, with_tests: bool, select: str) -> str:
+    column = key_column(view)
+    tests = "" if with_tests else " AND c.is_test = 0"
+    return (f"SELECT {select.format(column=column)} FROM chunks c LEFT JOIN vectors v"
+            f" ON v.key = c.{column} AND v.view = ? WHERE v.key IS NULL{tests}")
+
+
+def pending_vector_keys(connection: sqlite3.Connection, view: str, with_tests: bool = True) -> list[str]:
+    """Vector keys referenced by chunks but not yet embedded, implementation code first."""
+    sql = _pending_sql(view, with_tests, "c.{column}") + " ORDER BY c.is_test, c.id"
+    return list(dict.fromkeys(row[0] for row in connection.execute(sql, (view,))))
+
+
+def count_pending_vectors(connection: sqlite3.Connection, view: str, with_tests: bool = True) -> int:
+    """How many vectors are still to be embedded for a view."""
+    sql = _pending_sql(view, with_tests, "COUNT(DISTINCT c.{column})")
+    return connection.execute(sql, (view,)).fetchone()[0]
+
+
+def mark_vectors_changed(connection: sqlite3.Connection) -> None:
+    """Tell running searchers (other processes) to reopen Chroma."""
+    connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", (str(time.time_ns()),))
+
+
+def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_tests: bool,
+                  progress: ProgressCallback, open_store: StoreOpener, embed: KeyedEmbed) -> int:
+    """Embed and store every pending vector of ``views``, batch by batch; returns how many were embedded."""
+    embedded = 0
+    for view in views:
+        column = key_column(view)
+        if not count_pending_vectors(connection, view, with_tests):
+            continue
+        # Until this pass ends, Chroma may hold vectors the vectors table doesn't list yet.
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_unrecorded', '1')")
+        connection.commit()
+        pending = pending_vector_keys(connection, view, with_tests)
+        # Chroma is opened only when there is work for it (opening costs ~1 s on a large index).
+        store = open_store()
+        # Vectors an interrupted run already stored are recorded, not recomputed.
+        missing = store.missing(view, pending)
+        reused = [key for key in pending if key not in missing]
+        connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in reused])
+        connection.commit()
+        todo = [key for key in pending if key in missing]
+        for start in range(0, len(todo), EMBED_BATCH):
+            progress(f"embed {view}", start, len(todo))
+            keys = todo[start : start + EMBED_BATCH]
+            marks = ",".join("?" * len(keys))
+            texts: dict[str, str] = {}
+            for row in connection.execute(
+                "SELECT path, language, kind, symbol, start_line, end_line, text, signature, docstring,"
+                f" parent, is_test, card, {column} FROM chunks WHERE {column} IN ({marks})", keys  # noqa: S608
+            ):
+                texts.setdefault(row[12], row[11] if view == "card" else code_text(Chunk(*row[:11])))
+            keys = [key for key in keys if key in texts]
+            vectors = embed(keys, [texts[key] for key in keys])
+            store.add(view, keys, vectors)
+            connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
+            mark_vectors_changed(connection)
+            connection.commit()
+            embedded += len(keys)
+        progress(f"embed {view}", len(todo), len(todo))
+    return embedded
+
+
+def embed_with_cache(embedder: Any, cache: Any, keys: list[str], texts: list[str]) -> np.ndarray:
+    """Embed texts, taking what the machine-wide cache (``None``: no cache) already has."""
+    cached: dict[str, np.ndarray] = cache.get_many(keys) if cache else {}
+    missing = [i for i, key in enumerate(keys) if key not in cached]
+    fresh = embedder.embed([texts[i] for i in missing]) if missing else None
+    # The dimension is known only after a first call for servers (Ollama) that pick it.
+    dimension = fresh.shape[1] if fresh is not None else next(iter(cached.values())).shape[0]
+    vectors = np.zeros((len(keys), dimension), dtype=np.float32)
+    if fresh is not None:
+        vectors[missing] = fresh
+        if cache:
+            cache.put_many([keys[i] for i in missing], fresh)
+    for i, key in enumerate(keys):
+        if key in cached:
+            vectors[i] = cached[key]
+    return vectors
+
+
+def collect_garbage(connection: sqlite3.Connection, views: tuple[str, ...], open_store: StoreOpener,
+                    sweep: bool = False) -> None:
+    """Delete vectors no chunk references any more.
+
+    With ``sweep`` (a previous run was killed between storing vectors and recording them),
+    the store itself is listed, so vectors the ``vectors`` table never heard of go too.
+    """
+    for view in views:
+        column = key_column(view)
+        orphans = [row[0] for row in connection.execute(
+            f"SELECT key FROM vectors WHERE view = ? AND key NOT IN (SELECT {column} FROM chunks)",  # noqa: S608
+            (view,))]
+        if sweep:
+            referenced = {row[0] for row in connection.execute(
+                f"SELECT DISTINCT {column} FROM chunks")}  # noqa: S608
+            orphans = sorted(set(orphans) | (open_store().all_keys(view) - referenced))
+        if orphans:
+            open_store().delete(view, orphans)
+            connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])
+            mark_vectors_changed(connection)
+            connection.commit()
+
+
+def record_vector_namespace(connection: sqlite3.Connection, legacy_namespace: Callable[[], str]) -> None:
+    """Mint the index's Chroma collection prefix on its first build (older indexes keep ``legacy_namespace()``)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'vector_namespace'").fetchone()
+    if row is None:
+        has_vectors = connection.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
+        namespace = legacy_namespace() if has_vectors else f"gg-{uuid.uuid4().hex[:12]}"
+        connection.execute("INSERT INTO meta VALUES ('vector_namespace', ?)", (namespace,))
+        connection.commit()
+
+
+def record_vector_backend(connection: sqlite3.Connection, current: str) -> None:
+    """Remember the Chroma server (or ``""``: embedded) this run stores vectors in.
+
+    The ``vectors`` table says which vectors exist *in that store*: after a switch to another
+    server (or between server and embedded) it is cleared, so the next embedding pass asks the
+    new store what it already has and adds the rest. Searchers without an explicit URL use the
+    recorded one (see :attr:`retrievers.index.CodeIndex.chroma_url`).
+    """
+    row = connection.execute("SELECT value FROM meta WHERE key = 'chroma_url'").fetchone()
+    previous = row[0] if row else ""  # indexes from before this key used the embedded database
+    if row is not None and previous == current:
+        return
+    if previous != current:
+        connection.execute("DELETE FROM vectors")
+        mark_vectors_changed(connection)
+    connection.execute("INSERT OR REPLACE INTO meta VALUES ('chroma_url', ?)", (current,))
+    connection.commit()
