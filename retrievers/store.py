@@ -8,7 +8,7 @@ from pathlib import Path
 from .settings import IndexSettings
 from .textstore import TEXT_SCHEMA
 
-INDEX_FORMAT = 8
+INDEX_FORMAT = 9
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
