@@ -10,8 +10,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from retrievers.query_parsing import code_tokens, is_code_like
 from retrievers.query_shape import is_question
-from retrievers.search import code_tokens, is_code_like
 from retrievers.tokenize import STOP_WORDS, content_words, tokenize_query
 
 ENTITY_WORDS = frozenset(

@@ -5,18 +5,18 @@ normalisation (``score = w_card*cos_card + w_code*cos_code + w_bm25*bm25/max``):
 on our benchmark this beat Reciprocal Rank Fusion of the same lists, which throws
 away how *much* better the first hit is. Symbol names and file paths the query
 mentions (``Searcher.search``, ``File "requests/sessions.py", line 12``) add bonuses.
-All weights are named here.
+The weights and the kind priors are named in :mod:`retrievers.ranking`; the query's tokens, paths and
+frames are read by :mod:`retrievers.query_parsing`.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -33,52 +33,35 @@ from .grep import (
     results_for,
     search_lines,
 )
-from .index import CodeIndex, IndexMissing, closing_connection, vector_backend_errors
+from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
-from .query_shape import TYPE_KINDS, described_kind, head_phrase, is_question, without_framing
-from .results import CodeResult, code_result
+from .query_parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths, name_evidence, plain_text
+from .query_shape import described_kind, head_phrase
+from .ranking import (
+    DENSE_CANDIDATES,
+    EXACT_WEIGHT,
+    LEXICAL_CANDIDATES,
+    LONG_QUERY_DENSE_CHARS,
+    LONG_QUERY_EXACT_WEIGHT,
+    LONG_QUERY_WEIGHTS,
+    LONG_QUERY_WORDS,
+    SYMBOL_EXACT_BONUS,
+    SYMBOL_PREFIX_BONUS,
+    WEIGHTS,
+    Hit,
+    apply_kind_priors,
+    collapse_duplicates,
+    focus_factor,
+    hydrate,
+    lift_types_by_members,
+    subclasses_named_by,
+)
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
-from .tokenize import STOP_WORDS, split_identifier, stem, tokenize_query, with_abbreviations
+from .tokenize import split_identifier, stem, tokenize_query
 
-LEXICAL_CANDIDATES = 100
-DENSE_CANDIDATES = 100
-WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15}
-SYMBOL_EXACT_BONUS = 1.0
-SYMBOL_PREFIX_BONUS = 0.4
-TEST_DEMOTION = 0.5
-# Documentation and config windows are not implementation: demoted like tests under that focus.
-TEXT_DEMOTION = 0.5
-# A query worded like a type's description ("Raised when ...", "A field that ...") lifts types this much.
-TYPE_DESCRIPTION_BONUS = 0.3
-# Before that bonus, such a type is worth at least this share of its best-matching member's score: a class
-# is described by what its methods do.
-MEMBER_EVIDENCE = 0.9
-# "Validator which succeeds if ..." describes a kind of Validator: its subclasses are lifted this much.
-SUBCLASS_BONUS = 0.15
-# An ``impl Trait for Type`` block is rarely what a description asks for: the trait and the type hold the docs.
-IMPL_DEMOTION = 0.5
-# A type with more members than this is a facade (a trait of 100 adaptors): no single member describes it.
-MAX_LIFT_MEMBERS = 40
-# A description opening with a verb ("Returns the ...") is a function's; types step back.
-CALLABLE_TYPE_FACTOR = 0.7
-# Long inputs (issue reports) are mostly context: the vectors see their beginning,
-# BM25 sees all of it, and mentioned files matter more.
-LONG_QUERY_WORDS = 60
-LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1}
 MAX_QUERY_CHARS = 20_000
-# An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
-# for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
-LONG_QUERY_DENSE_CHARS = 600
-# Text pasted from the code (a line, a message, a block) ranks the definition holding it above any other
-# evidence: the blend's weights add up to under 2, and the type lifts multiply that by at most 1.5.
-EXACT_WEIGHT = 10.0
-# Not in a long input that is not a pasted block (an issue report): its code lines are mostly traceback
-# frames, which mention matching already weighs, and the deepest frame is rarely where the fix goes.
-# Lexical-only on the issue ruler, full weight cost file Acc@5 0.771 -> 0.714; 0.3 left files equal and
-# func Acc@10 0.559 -> 0.529, for 12 ms more per report.
-LONG_QUERY_EXACT_WEIGHT = 0.0
 # With a path/language filter, Chroma's top-k is asked for this many times more candidates (the
 # filter is applied to them), up to SCOPED_DENSE_MAX; a filter keeping at most SCOPED_EXACT_COSINES
 # chunks gets the exact cosine of every one of them instead.
@@ -91,34 +74,6 @@ RETIRED_KEEP = 8
 # After the Chroma server failed to answer, searches use lexical evidence alone for this long
 # before trying it again (so a down server costs one failed connection, not one per query).
 VECTORS_RETRY_AFTER_S = 10.0
-
-CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
-PATH_MENTION = re.compile(r"[A-Za-z0-9_\-./\\]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|mjs|cjs)\b")
-TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([A-Za-z_][A-Za-z0-9_]*))?')
-
-
-@dataclass
-class Hit:
-    """One ranked chunk with the evidence behind its score."""
-
-    chunk_id: int
-    score: float
-    path: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    symbol: str = ""
-    kind: str = ""
-    language: str = ""
-    is_test: bool = False
-    text: str = ""
-    signature: str = ""
-    docstring: str = ""
-    components: dict = field(default_factory=dict)
-
-    def to_result(self, snippet: str = "") -> CodeResult:
-        """The public result shape (:class:`retrievers.results.CodeResult`)."""
-        return code_result(self.path, self.start_line, self.end_line, self.symbol, self.kind, self.score, snippet)
-
 
 @dataclass
 class LexicalSignal:
@@ -138,62 +93,6 @@ class LexicalSignal:
     @property
     def gap(self) -> float:  # noqa: D102
         return self.top_score - self.second_score
-
-
-MARKUP = re.compile(r":(?:class|func|meth|attr|mod|obj|data|exc|ref|py:\w+):|`+|\*\*")
-
-
-def plain_text(text: str) -> str:
-    """Text without reST roles, backticks and bold markers, which only confuse the sentence encoder."""
-    return " ".join(MARKUP.sub(" ", text).split()) if len(text) < 2000 else MARKUP.sub(" ", text)
-
-
-def is_code_like(token: str) -> bool:
-    """``store_parse_result``, ``Searcher.search``, ``parseHTTP``, ``a::b`` look like code; ``the`` does not."""
-    if "." in token or "::" in token or "_" in token.strip("_"):
-        return True
-    camel_word = token[:1].isupper() and any(c.islower() for c in token[1:]) and len(token) > 3
-    return len(split_identifier(token)) > 1 or camel_word
-
-
-MIN_SENTENCE_WORDS = 4
-SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)\s*([A-Z][a-z]+)\b")
-
-
-def code_tokens(query: str) -> list[str]:
-    """The identifier-like tokens of a query, in order, without duplicates."""
-    # "Returns the ...", "Register a ...": in a sentence, a capital that only starts it makes no class name
-    # (a query of a word or two, "Searcher", still names one).
-    capitalised = ({match.start(1) for match in SENTENCE_START.finditer(query)}
-                   if len(query.split()) >= MIN_SENTENCE_WORDS else set())
-    found = dict.fromkeys(match.group().replace("::", ".") for match in CODE_TOKEN.finditer(query)
-                          if match.start() not in capitalised and is_code_like(match.group()))
-    return [t.strip(".") for t in found if t.strip(".")]
-
-
-def name_evidence(query: str, tokens: list[str]) -> list[str]:
-    """The query tokens a definition's name may match: with code abbreviations, without a question's framing."""
-    expanded = with_abbreviations(tokens)
-    return without_framing(expanded) if is_question(query) else expanded
-
-
-def mentioned_paths(query: str) -> list[str]:
-    """File paths a query names (plain mentions and traceback frames), as written."""
-    paths = [m.group(1) for m in TRACEBACK_FRAME.finditer(query)]
-    paths += PATH_MENTION.findall(query)
-    return list(dict.fromkeys(p.replace("\\", "/") for p in paths))
-
-
-def collapse_duplicates(hits: list[Hit]) -> list[Hit]:
-    """Best first, one hit per (path, symbol): overloads and re-definitions collapse to the best."""
-    seen: set[tuple[str, str]] = set()
-    unique = []
-    for hit in sorted(hits, key=lambda h: -h.score):
-        key = (hit.path, hit.symbol)
-        if key not in seen:
-            seen.add(key)
-            unique.append(hit)
-    return unique
 
 
 class Searcher:
@@ -593,23 +492,17 @@ class Searcher:
             top = blended[:depth]
             listed = {chunk_id for chunk_id, _ in top}
             top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
-            hits = self._hydrate(snapshot, top, components)
+            hits = hydrate(snapshot.connection, top, components)
             wants_type = described == "type"
             head = head_phrase(query) if kind_priors else []
             # "Validator which ...": opening with the name of a base class describes a kind of it.
-            subclasses = self._subclasses_named_by(snapshot, head if wants_type else head[:1])
+            subclasses = subclasses_named_by(snapshot.connection, head if wants_type else head[:1])
             wants_type = wants_type or bool(subclasses)
             if wants_type:
-                hits = self._lift_types_by_members(snapshot, hits, components)
+                hits = lift_types_by_members(snapshot.connection, hits,
+                                             lambda ranked: hydrate(snapshot.connection, ranked, components))
         for hit in hits:
-            if hit.kind == "impl":
-                hit.score *= IMPL_DEMOTION
-            if described == "callable" and hit.kind in TYPE_KINDS:
-                hit.score *= CALLABLE_TYPE_FACTOR
-            if wants_type and hit.kind in TYPE_KINDS:
-                hit.score *= 1 + TYPE_DESCRIPTION_BONUS
-                if hit.symbol in subclasses:
-                    hit.score *= 1 + SUBCLASS_BONUS
+            apply_kind_priors(hit, described, wants_type, subclasses)
             # Added after the type lifts, so a class never inherits its member's pasted line.
             hit.score += exact_weight * pasted.get(hit.chunk_id, 0.0)
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind))
@@ -648,78 +541,6 @@ class Searcher:
             results = results_for(snapshot.connection, ranked[:limit])
         return GrepAnswer(results, len(found.matches), found.complete, found.stopped, snapshot.generation)
 
-    def _lift_types_by_members(self, snapshot: IndexSnapshot, hits: list[Hit], components: dict) -> list[Hit]:
-        """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
-        best_member: dict[tuple[str, str], float] = {}
-        for hit in hits:
-            if hit.kind in ("method", "function") and "." in hit.symbol:
-                owner = (hit.path, hit.symbol.rsplit(".", 1)[0])
-                best_member[owner] = max(best_member.get(owner, 0.0), hit.score)
-        if not best_member:
-            return hits
-        present = {(hit.path, hit.symbol): hit for hit in hits}
-        missing = [owner for owner in best_member if owner not in present]
-        if missing:
-            kinds = ",".join("?" * len(TYPE_KINDS))
-            found = []
-            for path, symbol in missing:
-                found += [row[0] for row in snapshot.connection.execute(
-                    f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
-                    (path, symbol, *TYPE_KINDS))]
-            for hit in self._hydrate(snapshot, [(chunk_id, 0.0) for chunk_id in found], components):
-                present[(hit.path, hit.symbol)] = hit
-                hits.append(hit)
-        for owner, score in best_member.items():
-            hit = present.get(owner)
-            if hit is not None and self._member_count(snapshot, *owner) > MAX_LIFT_MEMBERS:
-                continue
-            if hit is not None and hit.kind in TYPE_KINDS and MEMBER_EVIDENCE * score > hit.score:
-                hit.score = MEMBER_EVIDENCE * score
-                hit.components["member"] = round(hit.score, 4)
-        return hits
-
-    @staticmethod
-    def _member_count(snapshot: IndexSnapshot, path: str, symbol: str) -> int:
-        """How many definitions a type holds directly."""
-        return snapshot.connection.execute(
-            "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
-
-    @staticmethod
-    def _subclasses_named_by(snapshot: IndexSnapshot, words: list[str]) -> set[str]:
-        """Symbols of the classes that derive (at any depth) from a class a head-phrase word names."""
-        found: set[str] = set()
-        frontier = [word for word in words if len(word) > 2 and word not in STOP_WORDS]
-        for _ in range(4):  # a few levels of hierarchy; cycles end at ``found``
-            if not frontier:
-                break
-            marks = ",".join("?" * len(frontier))
-            children = {source for (source,) in snapshot.connection.execute(
-                f"SELECT DISTINCT source FROM edges WHERE kind = 'inherits' AND target COLLATE NOCASE IN ({marks})"  # noqa: S608
-                " LIMIT 500", frontier)} - found
-            found |= children
-            frontier = [child.rsplit(".", 1)[-1] for child in children]
-        return found
-
-    @staticmethod
-    def _hydrate(snapshot: IndexSnapshot, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
-        if not ranked:
-            return []
-        ids = [chunk_id for chunk_id, _ in ranked]
-        marks = ",".join("?" * len(ids))
-        rows = {row[0]: row for row in snapshot.connection.execute(
-            "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
-            f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
-        hits = []
-        for chunk_id, score in ranked:
-            row = rows.get(chunk_id)
-            if row is None:
-                continue
-            hits.append(Hit(chunk_id, score, row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
-                            row[8], row[9], row[10],
-                            {name: round(values[chunk_id], 4) for name, values in components.items()
-                             if chunk_id in values}))
-        return hits
-
     def reading(self) -> AbstractContextManager[IndexSnapshot]:
         """Hold the newest snapshot for a few reads: its ``connection`` and ``generation`` stay consistent."""
         return self._snapshot()
@@ -748,20 +569,9 @@ class Searcher:
         return row[0] if row else ""
 
 
-def focus_factor(focus: str, is_test: bool, is_doc: bool) -> float:
-    """The score factor of a result under a focus: tests and docs demoted for implementation, the rest for tests."""
-    factor = 1.0
-    if (focus == "implementation" and is_test) or (focus == "tests" and not is_test):
-        factor *= TEST_DEMOTION
-    if focus == "implementation" and is_doc:
-        factor *= TEXT_DEMOTION
-    return factor
-
-
 def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
     """Open a searcher on ``repo``'s index."""
     return Searcher(CodeIndex(repo, index_dir))
 
 
-__all__ = ["GrepAnswer", "Hit", "LexicalSignal", "PatternError", "Scope", "ScopeError", "Searcher",
-           "closing_connection", "code_tokens", "is_code_like", "mentioned_paths", "open_searcher"]
+__all__ = ["GrepAnswer", "Hit", "LexicalSignal", "PatternError", "Scope", "ScopeError", "Searcher", "open_searcher"]

@@ -1,8 +1,8 @@
-"""The pure helpers of the searcher: which query tokens name code, which files a query mentions."""
+"""The pure query-parsing helpers of the searcher: which query tokens name code, which files a query mentions."""
 
 import pytest
 
-from retrievers.search import code_tokens, mentioned_paths, name_evidence
+from retrievers.query_parsing import code_tokens, mentioned_paths, name_evidence
 from retrievers.tokenize import tokenize_query
 
 

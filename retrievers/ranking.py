@@ -1,0 +1,185 @@
+"""The ranking policy: blend weights, evidence bonuses, the kind priors and type lifts, focus demotion.
+
+Every tuning constant of the searcher's ranking is named here (one place to read and to change);
+:class:`retrievers.search.Searcher` gathers the evidence and applies these.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .query_shape import TYPE_KINDS
+from .results import CodeResult, code_result
+from .tokenize import STOP_WORDS
+
+LEXICAL_CANDIDATES = 100
+DENSE_CANDIDATES = 100
+WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15}
+SYMBOL_EXACT_BONUS = 1.0
+SYMBOL_PREFIX_BONUS = 0.4
+TEST_DEMOTION = 0.5
+# Documentation and config windows are not implementation: demoted like tests under that focus.
+TEXT_DEMOTION = 0.5
+# A query worded like a type's description ("Raised when ...", "A field that ...") lifts types this much.
+TYPE_DESCRIPTION_BONUS = 0.3
+# Before that bonus, such a type is worth at least this share of its best-matching member's score: a class
+# is described by what its methods do.
+MEMBER_EVIDENCE = 0.9
+# "Validator which succeeds if ..." describes a kind of Validator: its subclasses are lifted this much.
+SUBCLASS_BONUS = 0.15
+# An ``impl Trait for Type`` block is rarely what a description asks for: the trait and the type hold the docs.
+IMPL_DEMOTION = 0.5
+# A type with more members than this is a facade (a trait of 100 adaptors): no single member describes it.
+MAX_LIFT_MEMBERS = 40
+# A description opening with a verb ("Returns the ...") is a function's; types step back.
+CALLABLE_TYPE_FACTOR = 0.7
+# Long inputs (issue reports) are mostly context: the vectors see their beginning,
+# BM25 sees all of it, and mentioned files matter more.
+LONG_QUERY_WORDS = 60
+LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1}
+# An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
+# for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
+LONG_QUERY_DENSE_CHARS = 600
+# Text pasted from the code (a line, a message, a block) ranks the definition holding it above any other
+# evidence: the blend's weights add up to under 2, and the type lifts multiply that by at most 1.5.
+EXACT_WEIGHT = 10.0
+# Not in a long input that is not a pasted block (an issue report): its code lines are mostly traceback
+# frames, which mention matching already weighs, and the deepest frame is rarely where the fix goes.
+# Lexical-only on the issue ruler, full weight cost file Acc@5 0.771 -> 0.714; 0.3 left files equal and
+# func Acc@10 0.559 -> 0.529, for 12 ms more per report.
+LONG_QUERY_EXACT_WEIGHT = 0.0
+
+Hydrate = Callable[[list[tuple[int, float]]], list["Hit"]]
+
+
+@dataclass
+class Hit:
+    """One ranked chunk with the evidence behind its score."""
+
+    chunk_id: int
+    score: float
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    symbol: str = ""
+    kind: str = ""
+    language: str = ""
+    is_test: bool = False
+    text: str = ""
+    signature: str = ""
+    docstring: str = ""
+    components: dict = field(default_factory=dict)
+
+    def to_result(self, snippet: str = "") -> CodeResult:
+        """The public result shape (:class:`retrievers.results.CodeResult`)."""
+        return code_result(self.path, self.start_line, self.end_line, self.symbol, self.kind, self.score, snippet)
+
+
+def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
+    """Hits for ranked chunk ids, in order, each with its per-component evidence (unknown ids are left out)."""
+    if not ranked:
+        return []
+    ids = [chunk_id for chunk_id, _ in ranked]
+    marks = ",".join("?" * len(ids))
+    rows = {row[0]: row for row in connection.execute(
+        "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
+        f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
+    hits = []
+    for chunk_id, score in ranked:
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        hits.append(Hit(chunk_id, score, row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
+                        row[8], row[9], row[10],
+                        {name: round(values[chunk_id], 4) for name, values in components.items()
+                         if chunk_id in values}))
+    return hits
+
+
+def collapse_duplicates(hits: list[Hit]) -> list[Hit]:
+    """Best first, one hit per (path, symbol): overloads and re-definitions collapse to the best."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for hit in sorted(hits, key=lambda h: -h.score):
+        key = (hit.path, hit.symbol)
+        if key not in seen:
+            seen.add(key)
+            unique.append(hit)
+    return unique
+
+
+def focus_factor(focus: str, is_test: bool, is_doc: bool) -> float:
+    """The score factor of a result under a focus: tests and docs demoted for implementation, the rest for tests."""
+    factor = 1.0
+    if (focus == "implementation" and is_test) or (focus == "tests" and not is_test):
+        factor *= TEST_DEMOTION
+    if focus == "implementation" and is_doc:
+        factor *= TEXT_DEMOTION
+    return factor
+
+
+def apply_kind_priors(hit: Hit, described: str | None, wants_type: bool, subclasses: set[str]) -> None:
+    """Scale a hit by what the query's wording asks for: impl blocks step back, types or callables as described."""
+    if hit.kind == "impl":
+        hit.score *= IMPL_DEMOTION
+    if described == "callable" and hit.kind in TYPE_KINDS:
+        hit.score *= CALLABLE_TYPE_FACTOR
+    if wants_type and hit.kind in TYPE_KINDS:
+        hit.score *= 1 + TYPE_DESCRIPTION_BONUS
+        if hit.symbol in subclasses:
+            hit.score *= 1 + SUBCLASS_BONUS
+
+
+def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydrate_ids: Hydrate) -> list[Hit]:
+    """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
+    best_member: dict[tuple[str, str], float] = {}
+    for hit in hits:
+        if hit.kind in ("method", "function") and "." in hit.symbol:
+            owner = (hit.path, hit.symbol.rsplit(".", 1)[0])
+            best_member[owner] = max(best_member.get(owner, 0.0), hit.score)
+    if not best_member:
+        return hits
+    present = {(hit.path, hit.symbol): hit for hit in hits}
+    missing = [owner for owner in best_member if owner not in present]
+    if missing:
+        kinds = ",".join("?" * len(TYPE_KINDS))
+        found = []
+        for path, symbol in missing:
+            found += [row[0] for row in connection.execute(
+                f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
+                (path, symbol, *TYPE_KINDS))]
+        for hit in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
+            present[(hit.path, hit.symbol)] = hit
+            hits.append(hit)
+    for owner, score in best_member.items():
+        hit = present.get(owner)
+        if hit is not None and member_count(connection, *owner) > MAX_LIFT_MEMBERS:
+            continue
+        if hit is not None and hit.kind in TYPE_KINDS and MEMBER_EVIDENCE * score > hit.score:
+            hit.score = MEMBER_EVIDENCE * score
+            hit.components["member"] = round(hit.score, 4)
+    return hits
+
+
+def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
+    """How many definitions a type holds directly."""
+    return connection.execute(
+        "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
+
+
+def subclasses_named_by(connection: sqlite3.Connection, words: list[str]) -> set[str]:
+    """Symbols of the classes that derive (at any depth) from a class a head-phrase word names."""
+    found: set[str] = set()
+    frontier = [word for word in words if len(word) > 2 and word not in STOP_WORDS]
+    for _ in range(4):  # a few levels of hierarchy; cycles end at ``found``
+        if not frontier:
+            break
+        marks = ",".join("?" * len(frontier))
+        children = {source for (source,) in connection.execute(
+            f"SELECT DISTINCT source FROM edges WHERE kind = 'inherits' AND target COLLATE NOCASE IN ({marks})"  # noqa: S608
+            " LIMIT 500", frontier)} - found
+        found |= children
+        frontier = [child.rsplit(".", 1)[-1] for child in children]
+    return found
