@@ -9,6 +9,7 @@ go to the workers round-robin and results come back in the order of the jobs, as
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import subprocess
@@ -16,10 +17,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from .chunking import parse_file
 from .model import ParsedFile
+
+log = logging.getLogger(__name__)
 
 PARALLEL_PARSE_MIN_FILES = 200
 MAX_WORKERS = 8
@@ -69,14 +72,18 @@ class _Worker:
         env = {**os.environ, "PYTHONPATH": _PACKAGE_ROOT + (os.pathsep + path if path else "")}
         self.process = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env=env)
+        if self.process.stdin is None or self.process.stdout is None:  # never with PIPE; for the type checker
+            raise RuntimeError("parse worker started without pipes")
+        self.jobs: IO[bytes] = self.process.stdin
+        self.results: IO[bytes] = self.process.stdout
         self.alive = True
 
     def feed(self, jobs: list[Job]) -> None:
         """Write this worker's jobs (on its own thread, so a full pipe never stalls reading results)."""
         try:
             for job in jobs:
-                pickle.dump(job, self.process.stdin)
-            self.process.stdin.close()
+                pickle.dump(job, self.jobs)
+            self.jobs.close()
         except (OSError, ValueError):  # the worker died or was stopped: reading its results says so
             pass
 
@@ -84,18 +91,23 @@ class _Worker:
         """The worker's next result, which is ``job``'s; parsed here if the worker failed on it or is gone."""
         if self.alive:
             try:
-                result = pickle.load(self.process.stdout)
-            except (EOFError, pickle.UnpicklingError, OSError, ValueError):
+                result = pickle.load(self.results)
+            except (EOFError, pickle.UnpicklingError, OSError, ValueError) as error:
                 self.alive = False  # every later job of this worker is parsed here
+                log.warning("parse worker %d stopped answering (%s: %s, exit status %s); its remaining files "
+                            "are parsed in this process", self.process.pid, type(error).__name__, error,
+                            self.process.poll())
                 result = None
             if isinstance(result, ParsedFile):
                 return result
+            if self.alive:
+                log.info("parse worker %d failed on %s; parsing it in this process", self.process.pid, job[0])
         return parse_job(job)
 
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdout, self.process.stdin):
+        for stream in (self.results, self.jobs):
             try:
                 stream.close()
             except OSError:  # the feeder thread may be closing stdin at the same moment

@@ -150,16 +150,18 @@ def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydra
             found += [row[0] for row in connection.execute(
                 f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
                 (path, symbol, *TYPE_KINDS))]
-        for hit in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
-            present[(hit.path, hit.symbol)] = hit
-            hits.append(hit)
+        for fetched in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
+            present[(fetched.path, fetched.symbol)] = fetched
+            hits.append(fetched)
     for owner, score in best_member.items():
-        hit = present.get(owner)
-        if hit is not None and member_count(connection, *owner) > MAX_LIFT_MEMBERS:
+        owner_hit = present.get(owner)
+        if owner_hit is None or owner_hit.kind not in TYPE_KINDS:
             continue
-        if hit is not None and hit.kind in TYPE_KINDS and MEMBER_EVIDENCE * score > hit.score:
-            hit.score = MEMBER_EVIDENCE * score
-            hit.components["member"] = round(hit.score, 4)
+        if member_count(connection, *owner) > MAX_LIFT_MEMBERS:
+            continue
+        if MEMBER_EVIDENCE * score > owner_hit.score:
+            owner_hit.score = MEMBER_EVIDENCE * score
+            owner_hit.components["member"] = round(owner_hit.score, 4)
     return hits
 
 
