@@ -8,6 +8,7 @@ moves it, ``off`` disables it.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from .settings import embedding_cache_setting, user_cache_dir
+
+log = logging.getLogger(__name__)
 
 
 def default_cache_path() -> Path | None:
@@ -46,7 +49,8 @@ class EmbeddingCache:
             return None
         try:
             return cls(path)
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error) as error:
+            log.warning("embedding cache %s unusable (%s); embedding without it", path, error)
             return None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
@@ -61,7 +65,8 @@ class EmbeddingCache:
                         f"SELECT key, vector FROM vectors WHERE key IN ({marks})", batch  # noqa: S608
                     ):
                         found[key] = np.frombuffer(blob, dtype=np.float32)
-        except sqlite3.Error:
+        except sqlite3.Error as error:
+            log.warning("embedding cache read failed (%s); embedding %d texts again", error, len(keys))
             return {}
         return found
 
@@ -74,5 +79,5 @@ class EmbeddingCache:
                     [(key, np.asarray(vector, dtype=np.float32).tobytes()) for key, vector in zip(keys, vectors)],
                 )
                 self._connection.commit()
-        except sqlite3.Error:
-            pass
+        except sqlite3.Error as error:
+            log.warning("embedding cache write failed (%s); %d vectors not cached", error, len(keys))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -58,6 +59,8 @@ from .vector_sync import (
     record_vector_backend,
     record_vector_namespace,
 )
+
+log = logging.getLogger(__name__)
 
 INDEX_DIRNAME = ".grepgraph"
 # The raw-code view costs ~2x the card view to embed; above this many chunks the
@@ -150,7 +153,9 @@ class CodeIndex:
         """The settings the index on disk was built with (``None``: no index, or another format's)."""
         try:
             stored = json.loads(self._meta_value("settings") or "null")
-        except (sqlite3.Error, ValueError):
+        except (sqlite3.Error, ValueError) as error:
+            log.warning("the settings of the index at %s are unreadable (%s); using the defaults",
+                        self.index_dir, error)
             return None
         if not isinstance(stored, dict) or stored.get("format") != INDEX_FORMAT:
             return None
@@ -239,6 +244,8 @@ class CodeIndex:
         with self.lock(wait=wait_for_lock):
             if self.stored_format() not in (None, INDEX_FORMAT):
                 # Another format's tables can't be migrated in place; vectors in Chroma survive.
+                log.info("the index at %s has format %s, not %s: rebuilding it", self.index_dir,
+                         self.stored_format(), INDEX_FORMAT)
                 self._discard_store()
                 summary.rebuilt = True
             connection = self.connect()
@@ -304,6 +311,7 @@ class CodeIndex:
         if embed:
             self._check_new_embedder(connection, bool(has_index))
         if has_index and not self._settings_match(connection):
+            log.info("the index at %s was built with other settings: rebuilding it", self.index_dir)
             rebuild = True
         record_vector_namespace(connection, self.vector_namespace)
         record_vector_backend(connection, self.chroma_url or "")
@@ -326,6 +334,8 @@ class CodeIndex:
             if number % 50 == 0:
                 progress("parse", number, len(changed))
             summary.parse_errors += bool(result.error)
+            if result.error:
+                log.info("%s: %s", item[0].path, result.error)
             parsed.append((item, result.chunks, result.edges, result.error))
         progress("parse", len(changed), len(changed))
         summary.phases["parse"] = round(time.perf_counter() - phase_start, 3)

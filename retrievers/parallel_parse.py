@@ -94,15 +94,21 @@ class _Worker:
                 result = pickle.load(self.results)
             except (EOFError, pickle.UnpicklingError, OSError, ValueError) as error:
                 self.alive = False  # every later job of this worker is parsed here
-                log.warning("parse worker %d stopped answering (%s: %s, exit status %s); its remaining files "
-                            "are parsed in this process", self.process.pid, type(error).__name__, error,
-                            self.process.poll())
+                log.warning("parse worker %d stopped answering (%s: %s, %s); its remaining files are parsed in "
+                            "this process", self.process.pid, type(error).__name__, error, self._exit_status())
                 result = None
             if isinstance(result, ParsedFile):
                 return result
             if self.alive:
                 log.info("parse worker %d failed on %s; parsing it in this process", self.process.pid, job[0])
         return parse_job(job)
+
+    def _exit_status(self) -> str:
+        """How the worker ended, for the log (its output closing means it is exiting: wait a moment)."""
+        try:
+            return f"exit status {self.process.wait(timeout=1.0)}"
+        except subprocess.TimeoutExpired:
+            return "still running"
 
     def stop(self) -> None:
         self.process.kill()

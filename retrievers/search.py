@@ -11,12 +11,13 @@ frames are read by :mod:`retrievers.query_parsing`.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -61,6 +62,8 @@ from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_s
 from .textstore import TextStore
 from .tokenize import split_identifier, stem, tokenize_query
 
+log = logging.getLogger(__name__)
+
 MAX_QUERY_CHARS = 20_000
 # With a path/language filter, Chroma's top-k is asked for this many times more candidates (the
 # filter is applied to them), up to SCOPED_DENSE_MAX; a filter keeping at most SCOPED_EXACT_COSINES
@@ -74,6 +77,10 @@ RETIRED_KEEP = 8
 # After the Chroma server failed to answer, searches use lexical evidence alone for this long
 # before trying it again (so a down server costs one failed connection, not one per query).
 VECTORS_RETRY_AFTER_S = 10.0
+NO_VECTORS_YET = "no vectors embedded yet: lexical evidence only"
+STALE_VECTORS = ("the vector store was older than the index (vectors stored by another process after it was "
+                 "loaded): candidates outside the vector top-k got the neutral cosine until the next refresh")
+
 
 @dataclass
 class LexicalSignal:
@@ -82,6 +89,8 @@ class LexicalSignal:
     ``generation`` names the index generation searched.
     ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
     server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
+    ``fallbacks`` names every other way the search did with less than it wanted (no vectors yet, a
+    vector store out of date), for the caller's trace.
     """
 
     top_score: float = 0.0
@@ -89,6 +98,7 @@ class LexicalSignal:
     candidates: int = 0
     vectors_note: str = ""
     generation: str = ""
+    fallbacks: list[str] = field(default_factory=list)
 
     @property
     def gap(self) -> float:  # noqa: D102
@@ -298,11 +308,16 @@ class Searcher:
             self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
             self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
                                    f" retried after {VECTORS_RETRY_AFTER_S:g}s")
+            log.warning("%s (index of %s)", self._vectors_error, self.index.repo)
             self.index.reopen_vectors()
 
     def _fill_dense(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
-                    candidates: set[int]) -> None:
-        """Exact cosines for candidates a view's top-k missed, so the blend compares like with like."""
+                    candidates: set[int]) -> bool:
+        """Exact cosines for candidates a view's top-k missed, so the blend compares like with like.
+
+        Returns whether the vector store was out of date (those candidates then got the neutral cosine).
+        """
+        stale = False
         for view, scores in dense.items():
             missing = [c for c in candidates if c not in scores]
             if not missing:
@@ -313,7 +328,8 @@ class Searcher:
                 f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
             with self._vectors_lock:
                 store = self.index.vector_store(snapshot.views)
-                sims = store.similarities(view, query_vector, list(set(key_of.values())))
+                sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
+            stale = stale or view_stale
             for chunk_id, key in key_of.items():
                 if key in sims:
                     scores[chunk_id] = sims[key]
@@ -323,6 +339,7 @@ class Searcher:
             neutral = known[len(known) // 2] if known else 0.0
             for chunk_id in candidates:
                 scores.setdefault(chunk_id, neutral)
+        return stale
 
     def name_coverage(self, query_tokens: list[str], pool: set[int],
                       snapshot: IndexSnapshot | None = None) -> dict[int, float]:
@@ -457,13 +474,17 @@ class Searcher:
                 pool |= {int(c) for c in allowed}
             if cosines and query_vector is not None:
                 try:
-                    self._fill_dense(snapshot, cosines, query_vector, pool)
+                    if self._fill_dense(snapshot, cosines, query_vector, pool):
+                        signal.fallbacks.append(STALE_VECTORS)
                 except vector_backend_errors() as error:
                     self._vectors_failed(error)
                     cosines = {}
             vectors_error = self._vectors_error
             if wants_vectors and vectors_error:
                 signal.vectors_note = vectors_error
+            elif wants_vectors and not cosines and dense_input.strip():
+                log.debug("%s (index of %s)", NO_VECTORS_YET, self.index.repo)
+                signal.fallbacks.append(NO_VECTORS_YET)
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
             if weights is None:

@@ -10,6 +10,7 @@ at run time; every collection here is opened with ours, every time.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any, Literal
 import numpy as np
 
 from .embeddings import MINILM_MODEL_ID, MiniLMEmbedder
+
+log = logging.getLogger(__name__)
 
 CHROMA_BATCH = 2000
 # Collection sizes change only while indexing; re-reading them every few seconds is enough.
@@ -179,18 +182,28 @@ class VectorStore:
         return {key: 1.0 - distance for key, distance in zip(found["ids"][0], found["distances"][0])}
 
     def similarities(self, view: str, query_vector: np.ndarray, keys: Sequence[str]) -> dict[str, float]:
-        """Exact cosine similarity of the query to the given keys' vectors."""
+        """Exact cosine similarity of the query to the given keys' vectors (keys without one are left out)."""
+        return self.similarities_or_stale(view, query_vector, keys)[0]
+
+    def similarities_or_stale(self, view: str, query_vector: np.ndarray,
+                              keys: Sequence[str]) -> tuple[dict[str, float], bool]:
+        """:meth:`similarities`, and whether this client's copy of the collection was out of date.
+
+        Chroma's ``InternalError`` ("Error finding id") means another process stored some of these
+        vectors after this client loaded the collection: until the searcher reopens it (its next
+        refresh), they all count as not embedded yet, and the caller can say so.
+        """
         if not keys:
-            return {}
+            return {}, False
         from chromadb.errors import InternalError
 
         try:
             found = self.collections[view].get(ids=list(keys), include=["embeddings"])
-        except InternalError:
-            # "Error finding id": another process stored some of these vectors after this client loaded the
-            # collection. Until the searcher reopens it (its next refresh), they count as not embedded yet.
-            return {}
+        except InternalError as error:
+            log.warning("Chroma collection %s is older than the vectors table (%s): %d candidates get no exact "
+                        "cosine until the next refresh", self.collections[view].name, error, len(keys))
+            return {}, True
         if not found["ids"]:
-            return {}
+            return {}, False
         matrix = np.asarray(found["embeddings"], dtype=np.float32)
-        return dict(zip(found["ids"], (matrix @ query_vector).tolist()))
+        return dict(zip(found["ids"], (matrix @ query_vector).tolist())), False

@@ -34,10 +34,15 @@ def test_workers_give_what_one_process_gives_in_the_same_order():
     assert list(parse_many(jobs)) == [parse_job(job) for job in jobs]
 
 
-def test_dead_workers_leave_the_work_to_the_caller(monkeypatch):
+def test_dead_workers_leave_the_work_to_the_caller(monkeypatch, caplog):
     monkeypatch.setattr(parallel_parse, "_WORKER_CODE", "import sys; sys.exit(3)")
     jobs = many_jobs()
-    assert list(parse_many(jobs)) == [parse_job(job) for job in jobs]
+    with caplog.at_level("WARNING", logger="retrievers.parallel_parse"):
+        assert list(parse_many(jobs)) == [parse_job(job) for job in jobs]
+    # Each dead worker is named once, not once per file it leaves behind.
+    stopped = [record for record in caplog.records if "stopped answering" in record.getMessage()]
+    assert 1 <= len(stopped) <= parallel_parse.MAX_WORKERS
+    assert all("exit status 3" in record.getMessage() for record in stopped)
 
 
 def test_a_job_that_fails_in_a_worker_comes_back_empty(monkeypatch):
