@@ -18,6 +18,8 @@ from typing import Any
 from retrievers import __version__
 from retrievers.settings import debug_enabled, default_repo, outside_value
 
+from .logs import configure_logging
+
 EXIT_USAGE = 2
 
 
@@ -119,7 +121,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     except InvalidSearchInput as error:
         raise CLIError(str(error)) from None
     elapsed = (time.perf_counter() - started) * 1000
-    for note in dict.fromkeys(entry["vectors"] for entry in out["trace"] if entry.get("vectors")):
+    for note in _trace_notes(out["trace"]):
         print(f"grepgraph: warning: {note}", file=sys.stderr)
     if args.json:
         payload = {"query": request["query"], "results": out["results"]}
@@ -143,6 +145,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.explain:
         _print_trace(out["trace"], elapsed)
     return 0
+
+
+def _trace_notes(trace: list[dict]) -> list[str]:
+    """What the run did without (vectors unavailable, other fallbacks), each once, from the trace."""
+    notes = [entry["vectors"] for entry in trace if entry.get("vectors")]
+    notes += [note for entry in trace for note in entry.get("fallbacks", [])]
+    return list(dict.fromkeys(notes))
 
 
 def _search_request(args: argparse.Namespace) -> dict:
@@ -258,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grepgraph", description="Code search for people and agents.")
     parser.add_argument("--version", action="version", version=f"grepgraph {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    logs = _logging_flags()
 
-    index = commands.add_parser("index", help="index a repository (incremental)")
+    index = commands.add_parser("index", parents=[logs], help="index a repository (incremental)")
     index.add_argument("path", nargs="?", help="repository root (default: current directory)")
     index.add_argument("--index-dir", help="where to keep the index (default: PATH/.grepgraph)")
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch")
@@ -279,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--quiet", action="store_true", help="no progress bar")
     index.set_defaults(handler=cmd_index)
 
-    search = commands.add_parser("search", help="search an indexed repository")
+    search = commands.add_parser("search", parents=[logs], help="search an indexed repository")
     search.add_argument("query", nargs="?", help="what to find (or use --literal / --regex)")
     search.add_argument("--literal", metavar="TEXT", help="every line containing TEXT exactly (case-sensitive)")
     search.add_argument("--regex", metavar="PATTERN", help="every line matching an RE2 regex (^ and $ match at lines)")
@@ -303,24 +313,25 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--explain", action="store_true", help="print the graph's trace")
     search.set_defaults(handler=cmd_search)
 
-    status = commands.add_parser("status", help="show what is indexed")
+    status = commands.add_parser("status", parents=[logs], help="show what is indexed")
     status.add_argument("repo", nargs="?")
     status.add_argument("--index-dir")
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=cmd_status)
 
-    init = commands.add_parser("init", help="write a commented grepgraph.toml")
+    init = commands.add_parser("init", parents=[logs], help="write a commented grepgraph.toml")
     init.add_argument("path", nargs="?", default="grepgraph.toml")
     init.add_argument("--force", action="store_true")
     init.set_defaults(handler=cmd_init)
-    serve = commands.add_parser("serve", help="serve the graph over HTTP with LangServe (extra: grepgraph[serve])")
+    serve = commands.add_parser("serve", parents=[logs],
+                                help="serve the graph over HTTP with LangServe (extra: grepgraph[serve])")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--repo", action="append", help="repository clients may search (repeatable; default: cwd)")
     _host_guard_flags(serve)
     serve.set_defaults(handler=_delegate("grepgraph.serve"))
 
-    mcp = commands.add_parser("mcp", help="run the MCP server (stdio; extra: grepgraph[mcp])")
+    mcp = commands.add_parser("mcp", parents=[logs], help="run the MCP server (stdio; extra: grepgraph[mcp])")
     mcp.add_argument("--repo", action="append", help="repository the tools search (repeatable; default: cwd)")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP on loopback instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1")
@@ -328,6 +339,15 @@ def build_parser() -> argparse.ArgumentParser:
     _host_guard_flags(mcp)
     mcp.set_defaults(handler=_delegate("grepgraph.mcp_server"))
     return parser
+
+
+def _logging_flags() -> argparse.ArgumentParser:
+    """``-v`` / ``--verbose`` and ``--log-file``, shared by every command (see :mod:`grepgraph.logs`)."""
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument("-v", "--verbose", action="count", default=0,
+                       help="log fallbacks and rebuilds to stderr (-vv: debug detail)")
+    flags.add_argument("--log-file", metavar="PATH", help="also write the log to PATH (a service's log)")
+    return flags
 
 
 def _host_guard_flags(parser: argparse.ArgumentParser) -> None:
@@ -357,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
     from retrievers.index import IndexError_
+
+    configure_logging(args.verbose, args.log_file)
 
     try:
         return args.handler(args)
