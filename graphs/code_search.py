@@ -55,6 +55,8 @@ def fan_out(state: SearchState) -> list[Send]:
     scope: dict[str, Any] = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or [])}
     if state.get("index_generation"):
         scope["index_generation"] = state["index_generation"]  # every branch searches the same generation
+    if state.get("deadline"):
+        scope["deadline"] = state["deadline"]
     tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
               "weight": weights["original"], "depth": depth, **scope}]
     for number, part in enumerate(state.get("sub_queries") or [], start=1):

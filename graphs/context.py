@@ -46,6 +46,9 @@ class Context:
     llm_retry_after_s: float = _setting(
         30.0, "After the LLM was unreachable or failed, seconds before it is tried again (no per-query timeouts)."
     )
+    run_timeout_s: float = _setting(
+        0.0, "Seconds a whole search may take (0: no bound): nodes stop the run once it has passed, and LLM "
+             "calls are cut to end before it.")
     rewrite_min_content_words: int = _setting(3, "A question needs at least this many content words to be rewritten.")
     rewrite_stopword_ratio: float = _setting(
         0.45, "Prose with more function words (a, the, of, is...) than this share is rewritten."

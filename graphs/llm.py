@@ -4,7 +4,9 @@ Every call goes through :class:`LLMGateway`, which
 
 - checks the Ollama server's reachability once (a TCP connect) and remembers the
   answer for ``llm_retry_after_s``, so a machine without Ollama pays no per-query timeout;
-- bounds each call by ``llm_timeout_s`` of wall time (streamed replies included);
+- bounds each call by ``llm_timeout_s`` of wall time (streamed replies included), or by less when
+  the run's deadline comes sooner, and then cancels the call: the request runs as a task on one
+  event-loop thread, so cancelling it closes its HTTP connection and no thread stays behind;
 - turns every failure — refused, timed out, HTTP error, reset, garbage, wrong shape —
   into ``None`` plus an outcome string for the trace;
 - caches rewrites by (query, intent, model).
@@ -15,16 +17,18 @@ Tests inject any LangChain chat model (``chat_model=``); production builds a
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from .deadline import time_left
 from .heuristics import parse_json_object
 
 CONNECT_PROBE_TIMEOUT_S = 0.25
@@ -38,7 +42,8 @@ _rewrite_lock = threading.Lock()  # graph runs in parallel threads read and writ
 # which every call paid while the gateway was rebuilt per node run. The client is thread-safe.
 _chat_models: dict[tuple, Any] = {}
 _chat_models_lock = threading.Lock()
-_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="grepgraph-llm")
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
 
 
 @dataclass
@@ -58,6 +63,26 @@ def reset_llm_state() -> None:
         _rewrite_cache.clear()
     with _chat_models_lock:
         _chat_models.clear()
+
+
+def _call_loop() -> asyncio.AbstractEventLoop:
+    """The event loop every LLM call runs on, in one daemon thread started on first use.
+
+    A call is a task there rather than a blocking call in a worker thread, so giving up on it
+    cancels the task, which closes its HTTP connection at once.
+    """
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="grepgraph-llm-calls", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def start_call(model: Any, messages: list[tuple[str, str]]) -> Future:
+    """Send ``messages`` to ``model`` on the call loop; cancelling the future cancels the HTTP request."""
+    return asyncio.run_coroutine_threadsafe(model.ainvoke(messages), _call_loop())
 
 
 def _probe(base_url: str) -> bool:
@@ -99,8 +124,8 @@ class LLMGateway:
 
                     _chat_models[key] = ChatOllama(
                         model=self.model, base_url=self.base_url, temperature=0, format="json",
-                        # The wall-clock bound below is the real limit; the HTTP client's own timeout sits just
-                        # above it so that a stalled call is always reported (and remembered) as a timeout.
+                        # The wall-clock bound in call_json is the real limit (it cancels the request); the HTTP
+                        # client's own timeout sits just above it, a backstop that is always reported as a timeout.
                         client_kwargs={"timeout": self.timeout_s + 1.0}, num_predict=400,
                     )
                 self._chat_model = _chat_models[key]
@@ -125,22 +150,35 @@ class LLMGateway:
             with _health_lock:
                 _health[self.base_url] = (False, time.monotonic())
 
-    def call_json(self, messages: list[tuple[str, str]]) -> LLMReply:
-        """Send messages, expect one JSON object back; never raises."""
+    def call_json(self, messages: list[tuple[str, str]], deadline: float | None = None) -> LLMReply:
+        """Send messages, expect one JSON object back; never raises.
+
+        Args:
+            messages: ``(role, text)`` pairs.
+            deadline: The run's deadline (``time.time()`` seconds); the call is cut short to end by then.
+        """
         started = time.perf_counter()
         def elapsed() -> float:
             return round((time.perf_counter() - started) * 1000, 1)
+        left = time_left(deadline)
+        if left is not None and left <= 0:
+            return LLMReply(None, "skipped: the run's deadline has passed", elapsed())
         ok, why = self.available()
         if not ok:
             return LLMReply(None, f"skipped: {why}", elapsed())
         model = self._model()
         # One wall-clock budget for the whole call: building the client (first use imports it) counts too.
         remaining = self.timeout_s - (time.perf_counter() - started)
-        future = _executor.submit(model.invoke, messages)
+        left = time_left(deadline)
+        cut_by_deadline = left is not None and left < remaining
+        budget = left if cut_by_deadline and left is not None else remaining
+        future = start_call(model, messages)
         try:
-            message = future.result(timeout=max(remaining, 0.0))
+            message = future.result(timeout=max(budget, 0.0))
         except FutureTimeout:
-            future.cancel()
+            future.cancel()  # closes the HTTP connection: no thread or request outlives the call
+            if cut_by_deadline:  # the run ran out of time, not the model: it is not marked down
+                return LLMReply(None, "timeout: the run's deadline came first", elapsed())
             self._mark_down()
             return LLMReply(None, f"timeout after {self.timeout_s:g}s", elapsed())
         except Exception as error:  # noqa: BLE001 - any client failure means "search without the LLM"

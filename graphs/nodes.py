@@ -1,8 +1,11 @@
 """The graph's nodes: small functions that read the state and return a partial update.
 
 Each node appends one ``trace`` entry saying what it decided, why, how long it took
-and, for LLM nodes, the call's outcome. Dependencies that can't live in the state (an
-injected chat model) are bound with ``functools.partial`` in ``code_search.py``.
+and, for LLM nodes, the call's outcome. A run with ``run_timeout_s`` carries a ``deadline``
+(:mod:`graphs.deadline`): the nodes that read the index or call the LLM check it first and stop
+the run once it has passed (the others take microseconds), and LLM calls end by it. Dependencies
+that can't live in the state (an injected chat model) are bound with ``functools.partial`` in
+``code_search.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from retrievers.tokenize import tokenize_query
 
 from .catalog import admit_served_run
 from .context import Context, resolve_context
+from .deadline import deadline_after, stop_if_late
 from .heuristics import (
     blend_rerank,
     classify_graph_question,
@@ -153,6 +157,9 @@ def classify_intent(state: SearchState, runtime: Runtime[Context]) -> dict:
     started = time.perf_counter()
     context = settings(runtime)
     update = validate_input(state, context.limit)
+    deadline = deadline_after(context.run_timeout_s)
+    if deadline is not None:
+        update["deadline"] = deadline
     _check_scope_matches(context, update)
     if update["mode"] != "auto":
         return {**update, "graph_question": None,
@@ -175,6 +182,7 @@ def _check_scope_matches(context: Context, update: dict) -> None:
 
 def grep(state: SearchState, runtime: Runtime[Context]) -> dict:
     """Every line matching a literal or regex, ranked: in-focus files, then definitions of the text, first."""
+    stop_if_late(state.get("deadline"), "grep")
     started = time.perf_counter()
     context = settings(runtime)
     searcher = get_searcher(context)
@@ -191,6 +199,7 @@ def grep(state: SearchState, runtime: Runtime[Context]) -> dict:
 
 def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
     """Answer a graph question from the call / import / inherit edges."""
+    stop_if_late(state.get("deadline"), "lookup_symbol_graph")
     started = time.perf_counter()
     context = settings(runtime)
     question = state["graph_question"] or {}
@@ -254,6 +263,7 @@ def _reference_snippet(text: str, offset: int, context_lines: int = 2) -> str:
 
 def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     """Decide, without I/O beyond one BM25 probe, whether the LLM rewrite is worth calling."""
+    stop_if_late(state.get("deadline"), "should_rewrite")
     started = time.perf_counter()
     context = settings(runtime)
     searcher = get_searcher(context)
@@ -283,6 +293,7 @@ def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
 
 def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = None) -> dict:
     """Ask the local LLM for 3-6 code-vocabulary terms; on any failure, search goes on without them."""
+    stop_if_late(state.get("deadline"), "rewrite")
     started = time.perf_counter()
     context = settings(runtime)
     attempts = state.get("rewrite_attempts", 0) + 1
@@ -306,7 +317,8 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
                               generation=state.get("index_generation"))
     symbols = "\n".join(f"- {h.symbol} — {h.path}" for h in hits) or "(none)"
     prompt = render_prompt("rewrite", query=state["query"][:6000], intent=state.get("intent", ""), symbols=symbols)
-    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)])
+    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)],
+                              deadline=state.get("deadline"))
     terms = clean_terms((reply.value or {}).get("terms"))
     if not terms:
         outcome = reply.outcome if reply.value is None else "invalid reply: no usable terms"
@@ -331,6 +343,7 @@ def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
 
 def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     """BM25 + Chroma for one query variant (one ``Send`` branch)."""
+    stop_if_late(task.get("deadline"), "retrieve")
     started = time.perf_counter()
     context = settings(runtime)
     searcher = get_searcher(context)
@@ -400,6 +413,7 @@ def should_rerank_node(state: SearchState, runtime: Runtime[Context]) -> dict:
 
 def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None) -> dict:
     """LLM listwise rerank of the top candidates, blended with the fused order by position."""
+    stop_if_late(state.get("deadline"), "rerank")
     started = time.perf_counter()
     context = settings(runtime)
     fused = state.get("fused", [])
@@ -414,7 +428,8 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     )
     prompt = render_prompt("rerank", query=state["query"][:4000], intent=state.get("intent", ""),
                            candidates=candidates)
-    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)])
+    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)],
+                              deadline=state.get("deadline"))
     ranking = (reply.value or {}).get("ranking")
     order: list[int] = []
     if isinstance(ranking, list):

@@ -59,6 +59,7 @@ class RetrievalTask(TypedDict):
     paths: list[str]
     languages: list[str]
     index_generation: NotRequired[str]
+    deadline: NotRequired[float]
 
 
 def merge_candidate_lists(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
@@ -76,6 +77,8 @@ class SearchState(SearchInput, total=False):
     lexical_probe: dict
     # The index generation the run's first search saw; its later searches ask for the same one.
     index_generation: str
+    # When the run must stop (``time.time()`` seconds), from ``run_timeout_s``; absent: no bound.
+    deadline: float
     rewrite_decision: bool
     rewrite_terms: list[str]
     rewrite_attempts: int

@@ -20,7 +20,8 @@ What a client may do is narrow on purpose:
 - run settings (LLM URL, index location, ...) are the server's (``settings=``); LangServe drops
   any ``configurable`` a client sends, and the input model forbids unknown keys;
 - request bodies over ``max_body_bytes`` (1 MB) get a 413, bodies not received within 15 s a 408,
-  searches over ``timeout_s`` (30 s) a 504;
+  searches over ``timeout_s`` (30 s) a 504, and their nodes and LLM calls stop with it (the run's
+  deadline, :mod:`graphs.deadline`);
   invalid input is a 422, a repository without an index a 404 — never a 500 with a traceback;
 - the server binds 127.0.0.1 unless told otherwise, and warns when it is not on loopback.
 
@@ -50,6 +51,7 @@ from langserve import add_routes
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
+from graphs.deadline import SearchDeadlineExceeded
 from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
 from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
 from retrievers.grep import PatternError, compile_pattern
@@ -201,12 +203,17 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
 
     async def asearch(request: Any, config: RunnableConfig) -> dict:
         payload, context = prepare(request)
+        ends_at = time.monotonic() + timeout_s
 
         async def bounded() -> dict:
             loop = asyncio.get_running_loop()
             gate = gates.get(loop) or gates.setdefault(loop, asyncio.Semaphore(max_concurrency))
             async with gate:
-                return await graph.ainvoke(payload, config, context=context)
+                # Cancelling the run below does not stop its nodes, which run in worker threads: the run
+                # carries what is left of the request's time, so they stop by themselves (and LLM calls
+                # are cancelled) when the 504 goes out.
+                bounded_context = {**context, "run_timeout_s": run_timeout(context, ends_at - time.monotonic())}
+                return await graph.ainvoke(payload, config, context=bounded_context)
 
         try:
             return await asyncio.wait_for(bounded(), timeout_s)
@@ -214,6 +221,13 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
             raise SearchTimedOut(f"search took longer than {timeout_s:g}s and was stopped") from None
 
     return RunnableLambda(search, afunc=asearch, name="code_search")
+
+
+def run_timeout(context: Mapping[str, Any], left_s: float) -> float:
+    """The run's ``run_timeout_s``: what is left of the request's time, or the server's own setting if shorter."""
+    configured = float(context.get("run_timeout_s") or 0.0)
+    left_s = max(left_s, 0.001)  # 0 means "no bound"
+    return min(configured, left_s) if configured > 0 else left_s
 
 
 def scope_problem(entry: ServedRepo, item: Mapping[str, Any]) -> str:
@@ -427,6 +441,10 @@ def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
 
     @app.exception_handler(SearchTimedOut)
     async def _timed_out(request: Request, error: SearchTimedOut) -> JSONResponse:
+        return _error(504, str(error))
+
+    @app.exception_handler(SearchDeadlineExceeded)
+    async def _past_deadline(request: Request, error: SearchDeadlineExceeded) -> JSONResponse:
         return _error(504, str(error))
 
     @app.get("/health")
