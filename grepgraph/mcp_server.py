@@ -70,6 +70,8 @@ class SearchCodeResult(TypedDict):
     answered_by: Literal["hybrid search", "symbol graph", "line match"]
     results: list[CodeResult]
     total_matches: NotRequired[int]
+    # The index generation the answer was read from: answers from one generation are consistent.
+    index_generation: NotRequired[str]
 
 
 class Definition(TypedDict):
@@ -298,13 +300,17 @@ def create_server(repos: list[str]) -> MCPServer:
         except IndexError_ as error:
             raise ToolError(str(error)) from None
         results = out.get("results") or []
-        if "total_matches" in out:
-            return {"repo": target.name, "query": query, "answered_by": "line match", "results": results,
-                    "total_matches": out["total_matches"]}
         by_graph = any(entry.get("node") == "lookup_symbol_graph" and entry.get("decision") != "fall through to search"
                        for entry in out.get("trace") or [])
-        return {"repo": target.name, "query": query, "answered_by": "symbol graph" if by_graph else "hybrid search",
-                "results": results}
+        answer: SearchCodeResult = {
+            "repo": target.name, "query": query, "results": results,
+            "answered_by": "line match" if "total_matches" in out else "symbol graph" if by_graph else "hybrid search"}
+        if "total_matches" in out:
+            answer["total_matches"] = out["total_matches"]
+        generations = {entry["generation"] for entry in out.get("trace") or [] if entry.get("generation")}
+        if len(generations) == 1:
+            answer["index_generation"] = generations.pop()
+        return answer
 
     @server.tool(annotations=READ_ONLY, description=(
         "Where a function, method or class is defined. Returns every definition whose name matches (path, "

@@ -3,19 +3,24 @@
 Eight threads run a fixed mix of queries (text, graph questions, structured, decomposed, filtered,
 literal, regex, and a question the Ollama-protocol test server rewrites and reranks) against one
 index while a loop rewrites files of the repository and re-indexes it; then eight HTTP clients do
-the same against ``grepgraph serve`` while the re-index runs as the CLI, in other processes. Each
-answer must equal the answer of the same query alone on a copy of the generation it saw (see
-``tests/concurrency.py``), with no error and no 5xx. ``benchmarks/concurrency.py`` is the long run.
+the same against ``grepgraph serve`` while the re-index runs as the CLI, in other processes; then
+four MCP sessions (``grepgraph mcp`` over stdio, as agents start it) call ``search_code`` with the
+queries it can express. Each answer must equal the answer of the same query alone on a copy of the
+generation it saw (see ``tests/concurrency.py``), with no error and no 5xx.
+``benchmarks/concurrency.py`` is the long run.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 import uvicorn
@@ -47,6 +52,10 @@ THREADS = 8
 SEARCH_SECONDS = 12.0
 REINDEX_PAUSE_S = 0.3
 HTTP_SECONDS = 10.0
+MCP_SESSIONS = 4
+MCP_SECONDS = 10.0
+# What search_code takes of a query (the structured fields keywords/concepts/passage are not MCP arguments).
+MCP_ARGUMENTS = {"query", "intent", "focus", "limit", "rewrite", "rerank", "mode", "paths", "languages"}
 ROOT = Path(__file__).resolve().parents[2]
 # Generous: a slow shared machine must not turn a reply into a timeout (a fallback answer differs).
 LLM_TIMEOUT_S = 30.0
@@ -154,3 +163,83 @@ def test_http_clients_get_no_5xx_while_the_cli_reindexes(indexed):
     assert not tally.errors, tally.errors[:3]
     assert not tally.mismatches, tally.mismatches[:3]
     assert tally.reindexes >= 2 and tally.searches >= THREADS, tally.summary()
+
+
+def mcp_session_params(repo: Path, index_dir: Path, llm_url: str, home: Path):
+    """``grepgraph mcp`` over stdio as an MCP client starts it: a small environment, the index and the test LLM."""
+    from mcp.client.stdio import StdioServerParameters
+
+    home.mkdir(exist_ok=True)
+    env = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+           "HOME": str(home), "GREPGRAPH_INDEX_DIR": str(index_dir), "GREPGRAPH_LLM_BASE_URL": llm_url,
+           "GREPGRAPH_LLM_TIMEOUT_S": str(LLM_TIMEOUT_S), "GREPGRAPH_EMBEDDING_CACHE": "off"}
+    return StdioServerParameters(command=sys.executable, args=["-m", "grepgraph.cli", "mcp", "--repo", str(repo)],
+                                 env=env, cwd=str(home))
+
+
+def mcp_answer(name: str, content: dict) -> Answer:
+    """An :class:`Answer` from ``search_code``'s structured result (its ``index_generation`` names the generation)."""
+    generation = content.get("index_generation")
+    return Answer(name, frozenset([generation] if generation else []), [dict(hit) for hit in content["results"]],
+                  content.get("total_matches"))
+
+
+async def mcp_searches(params, names: list[str], offset: int, tally: Tally) -> None:
+    """One MCP session: ``search_code`` over ``names`` in rotation for ``MCP_SECONDS`` after it started."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        deadline = time.monotonic() + MCP_SECONDS
+        turn = offset
+        while time.monotonic() < deadline:
+            name = names[turn % len(names)]
+            turn += 1
+            arguments = {key: value for key, value in QUERIES[name].items() if key in MCP_ARGUMENTS}
+            try:
+                result = await client.call_tool("search_code", arguments)
+            except Exception:  # noqa: BLE001 - every failure is counted, none may happen
+                tally.record(error=f"{name}: {traceback.format_exc(limit=4)}")
+                continue
+            if result.is_error or result.structured_content is None:
+                tally.record(error=f"{name}: {[getattr(block, 'text', '') for block in result.content]}")
+            else:
+                tally.record(mcp_answer(name, result.structured_content))
+
+
+def test_mcp_sessions_get_the_answer_of_their_generation_while_the_index_changes(indexed, tmp_path):
+    pytest.importorskip("mcp")
+    repo, index_dir, copies = indexed
+    tally = Tally()
+    stop = threading.Event()
+    names = [name for name in QUERIES if set(QUERIES[name]) <= MCP_ARGUMENTS]
+    with OllamaTestServer(responder=lambda request: LLM_REPLY) as llm, hang_deadline(300):
+        params = mcp_session_params(repo, index_dir, llm.base_url, tmp_path / "home")
+
+        async def sessions() -> None:
+            with anyio.fail_after(MCP_SECONDS + 180):
+                async with anyio.create_task_group() as group:
+                    for offset in range(MCP_SESSIONS):
+                        group.start_soon(mcp_searches, params, names, offset, tally)
+
+        loop = threading.Thread(target=reindex_loop, args=(repo, index_dir, copies, tally, stop, REINDEX_PAUSE_S))
+        loop.start()
+        try:
+            anyio.run(sessions)
+        finally:
+            stop.set()
+            loop.join(timeout=60)
+        # The sessions' LLM setting is the default (on, heuristics decide): so is the reference's.
+        def search_alone(name: str, generation: str) -> Answer:
+            context = {"repo": str(repo), "index_dir": str(copies.path(generation)), "llm_base_url": llm.base_url,
+                       "llm_timeout_s": LLM_TIMEOUT_S}
+            return answer_of(name, graph.invoke(dict(QUERIES[name]), context=context))
+
+        compare_with_references(tally, search_alone)
+    summary = tally.summary()
+    print(f"\n{MCP_SESSIONS} MCP sessions: {summary}")  # noqa: T201 - the counts, with pytest -s
+    assert not tally.errors, tally.errors[:3]
+    assert not tally.mismatches, tally.mismatches[:3]
+    assert summary["reindexes"] >= 2 and summary["generations_seen"] >= 2, summary
+    assert summary["searches"] >= MCP_SESSIONS * len(names) // 2, summary
