@@ -1,11 +1,11 @@
-r"""The code-search graph: intent routing, selective LLM rewrite, fan-out retrieval, fusion, rerank, focus.
+r"""The code-search graph: intent routing, selective LLM rewrite, fan-out retrieval, fusion, rerank.
 
 ::
 
     START -> classify_intent -> grep -> END                          (literal / regex mode)
                              \\-> lookup_symbol_graph -> END           (graph questions)
                              \\-> should_rewrite -> [rewrite] -> decompose => retrieve (Send, one per
-                                 query variant) -> merge -> should_rerank -> [rerank] -> adjust_focus -> END
+                                 query variant) -> merge -> should_rerank -> [rerank] -> finalize -> END
 
 Conditional edges carry every fallback: an unknown symbol falls through to text
 search; zero results trigger one forced rewrite, then a clean empty answer; an LLM
@@ -27,6 +27,7 @@ from graphs import nodes
 from graphs.context import Context
 from graphs.state import SearchInput, SearchOutput, SearchState
 from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+from retrievers.ranking import candidate_depth
 
 
 def route_after_classify(state: SearchState) -> Literal["grep", "lookup_symbol_graph", "should_rewrite"]:
@@ -48,11 +49,12 @@ def route_after_should_rewrite(state: SearchState) -> Literal["rewrite", "decomp
 
 def fan_out(state: SearchState) -> list[Send]:
     """One ``retrieve`` per query variant: the original, each sub-query, and the LLM's terms."""
-    depth = max(nodes.CANDIDATE_DEPTH, state["limit"] * 2)
+    depth = candidate_depth(state["limit"])
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
     weights = state.get("query_weights") or {"original": ORIGINAL_QUERY_WEIGHT, "derived": DERIVED_QUERY_WEIGHT}
-    scope: dict[str, Any] = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or [])}
+    scope: dict[str, Any] = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or []),
+                             "focus": state.get("focus", "implementation")}
     if state.get("index_generation"):
         scope["index_generation"] = state["index_generation"]  # every branch searches the same generation
     if state.get("deadline"):
@@ -69,7 +71,7 @@ def fan_out(state: SearchState) -> list[Send]:
     return [Send("retrieve", task) for task in tasks]
 
 
-def route_after_merge(state: SearchState) -> Literal["rewrite", "should_rerank", "adjust_focus"]:
+def route_after_merge(state: SearchState) -> Literal["rewrite", "should_rerank", "finalize"]:
     """Zero results: one forced rewrite (bounded by ``rewrite_attempts``), then give up cleanly.
 
     The ``rewrite`` node itself declines when the LLM is disabled, so this stays a pure function of the state.
@@ -78,12 +80,12 @@ def route_after_merge(state: SearchState) -> Literal["rewrite", "should_rerank",
         return "should_rerank"
     if state.get("rewrite_attempts", 0) == 0 and state.get("rewrite") is not False:
         return "rewrite"
-    return "adjust_focus"
+    return "finalize"
 
 
-def route_after_should_rerank(state: SearchState) -> Literal["rerank", "adjust_focus"]:
+def route_after_should_rerank(state: SearchState) -> Literal["rerank", "finalize"]:
     """Rerank only when the heuristic (or the caller) asked for it."""
-    return "rerank" if state.get("rerank_decision") else "adjust_focus"
+    return "rerank" if state.get("rerank_decision") else "finalize"
 
 
 def _bound(function: Any, **dependencies: Any) -> Any:
@@ -107,7 +109,7 @@ def build_graph(chat_model: Any | None = None, name: str = "code_search"):
     builder.add_node("merge", nodes.merge)
     builder.add_node("should_rerank", nodes.should_rerank_node)
     builder.add_node("rerank", _bound(nodes.rerank, chat_model=chat_model))
-    builder.add_node("adjust_focus", nodes.adjust_focus)
+    builder.add_node("finalize", nodes.finalize)
 
     builder.add_edge(START, "classify_intent")
     builder.add_conditional_edges("classify_intent", route_after_classify)
@@ -119,8 +121,8 @@ def build_graph(chat_model: Any | None = None, name: str = "code_search"):
     builder.add_edge("retrieve", "merge")
     builder.add_conditional_edges("merge", route_after_merge)
     builder.add_conditional_edges("should_rerank", route_after_should_rerank)
-    builder.add_edge("rerank", "adjust_focus")
-    builder.add_edge("adjust_focus", END)
+    builder.add_edge("rerank", "finalize")
+    builder.add_edge("finalize", END)
     return builder.compile(name=name)
 
 

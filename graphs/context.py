@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+from retrievers.ranking import FOCUS_DEMOTION
 from retrievers.settings import (
     DEFAULT_LLM_BASE_URL,
     RUN_TABLE,
@@ -66,7 +67,9 @@ class Context:
         0.7, "How much of the fused order the top ranks keep after reranking (0: LLM order only, 1: ignore the LLM)."
     )
     max_sub_queries: int = _setting(4, "Most sub-queries a multi-part question is split into.")
-    focus_demotion: float = _setting(0.5, "Score factor for results outside the focus (tests vs implementation).")
+    focus_demotion: float = _setting(
+        FOCUS_DEMOTION, "Score factor for results outside the focus (tests under implementation, and docs once more; "
+                        "the rest under tests).")
     original_query_weight: float = _setting(
         ORIGINAL_QUERY_WEIGHT, "RRF weight of the lists retrieved for the original query.")
     derived_query_weight: float = _setting(DERIVED_QUERY_WEIGHT, "RRF weight of lists from rewrites and sub-queries.")

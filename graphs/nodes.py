@@ -19,7 +19,6 @@ from langgraph.runtime import Runtime
 from prompts import render_prompt
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.grep import PatternError, compile_pattern
-from retrievers.languages import is_documentation
 from retrievers.results import code_result
 from retrievers.scope import Scope, ScopeError
 from retrievers.symbols import SymbolGraph
@@ -47,8 +46,6 @@ MAX_MATCH_LIMIT = 1_000
 MODES = ("auto", "literal", "regex")
 # Added to the RRF score of a candidate holding text pasted from the code (RRF scores stay below 0.2).
 EXACT_MERGE_BONUS = 1.0
-# Candidates kept per retrieval: the rerank window (20) and room for focus demotion to reorder.
-CANDIDATE_DEPTH = 40
 CANDIDATE_TEXT_CHARS = 1500
 # Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
 TEST_WORDS = re.compile(
@@ -188,7 +185,7 @@ def grep(state: SearchState, runtime: Runtime[Context]) -> dict:
     searcher = get_searcher(context)
     try:
         answer = searcher.grep(state["query"], state["mode"], state["limit"], focus=state.get("focus", "all"),
-                               scope=scope_of(state))
+                               scope=scope_of(state), focus_demotion=context.focus_demotion)
     except (PatternError, ScopeError) as error:
         raise InvalidSearchInput(str(error)) from None
     note = {"stopped": answer.stopped} if answer.stopped else {}
@@ -342,24 +339,32 @@ def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
 
 
 def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
-    """BM25 + Chroma for one query variant (one ``Send`` branch)."""
+    """BM25 + Chroma for one query variant (one ``Send`` branch), ranked under the run's focus.
+
+    The searcher applies the focus (the one rule, :func:`retrievers.ranking.focus_factor`) and ranks as
+    deep as a search of the run's limit would, so with one list and no LLM the graph's answer is
+    ``Searcher.search``'s (what the benchmarks' headline row measures).
+    """
     stop_if_late(task.get("deadline"), "retrieve")
     started = time.perf_counter()
     context = settings(runtime)
     searcher = get_searcher(context)
     hits, signal = searcher.search(task["query"], task["depth"], keywords=task["keywords"],
-                                   dense_text=task["dense_text"] or None, focus="all", scope=scope_of(task),
-                                   generation=task.get("index_generation"))
+                                   dense_text=task["dense_text"] or None, focus=task["focus"], scope=scope_of(task),
+                                   generation=task.get("index_generation"), focus_demotion=context.focus_demotion,
+                                   depth=task["depth"])
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
              "exact": h.components.get("exact", 0.0), "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
     entry = {"label": task["label"], "weight": task["weight"], "hits": rows,
              "top": signal.top_score, "second": signal.second_score, "candidates": signal.candidates}
     # A Chroma server that is down leaves BM25, symbols and mentions: say so rather than fail.
-    note = {"vectors": signal.vectors_note} if signal.vectors_note else {}
+    note: dict[str, Any] = {"vectors": signal.vectors_note} if signal.vectors_note else {}
+    if signal.fallbacks:
+        note["fallbacks"] = signal.fallbacks
     return {"candidate_lists": [entry],
             "trace": _trace("retrieve", started, decision=task["label"], query=task["query"][:200],
-                            hits=len(rows), generation=signal.generation, **note)}
+                            focus=task["focus"], hits=len(rows), generation=signal.generation, **note)}
 
 
 def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
@@ -447,7 +452,7 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     ids = [hit["id"] for hit in top]
     blended = blend_rerank(ids, [ids[i] for i in order], context.rerank_keep_weight)
     by_id = {hit["id"]: hit for hit in top}
-    # The new order inherits the old scores rank by rank, so later stages (focus) keep it.
+    # The new order inherits the old scores rank by rank, so the scores stay in the order shown.
     scores = [hit["score"] for hit in top]
     reranked = [{**by_id[i], "score": score} for i, score in zip(blended, scores)] + fused[len(top):]
     dropped = (len(ranking) if isinstance(ranking, list) else 0) - len(order)
@@ -456,28 +461,17 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
                             ranked=len(order), invalid_indices_dropped=max(dropped, 0))}
 
 
-def adjust_focus(state: SearchState, runtime: Runtime[Context]) -> dict:
-    """Demote out-of-focus files (tests vs implementation), cut to the limit, add snippets."""
+def finalize(state: SearchState, runtime: Runtime[Context]) -> dict:
+    """Cut the fused candidates (already ranked under the focus by the searcher) to the limit and add snippets."""
     started = time.perf_counter()
-    context = settings(runtime)
-    focus = state.get("focus", "implementation")
-    scored = []
-    for rank, hit in enumerate(state.get("fused", [])):
-        factor = 1.0
-        if (focus == "implementation" and (hit["is_test"] or is_documentation(hit["path"], hit["kind"]))) or (
-            focus == "tests" and not hit["is_test"]
-        ):
-            factor = context.focus_demotion
-        scored.append((hit["score"] * factor, rank, hit))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+    fused = state.get("fused", [])
     terms = [state["query"][:2000], state.get("intent", ""), *state.get("rewrite_terms", []),
              *(state.get("keywords") or [])]
     results = [
-        code_result(hit["path"], hit["start_line"], hit["end_line"], hit["symbol"], hit["kind"], score,
+        code_result(hit["path"], hit["start_line"], hit["end_line"], hit["symbol"], hit["kind"], hit["score"],
                     snippet(hit["text"], terms))
-        for score, _, hit in scored[: state["limit"]]
+        for hit in fused[: state["limit"]]
     ]
-    demoted = sum(1 for score, _, hit in scored if score != hit["score"])
     return {"results": results,
-            "trace": _trace("adjust_focus", started, decision=f"focus {focus}", demoted=demoted,
+            "trace": _trace("finalize", started, decision=f"top {len(results)} of {len(fused)}",
                             results=len(results))}

@@ -19,21 +19,25 @@ Mode = Literal["auto", "literal", "regex"]
 
 
 class SearchInput(TypedDict, total=False):
-    """What a caller sends. Only ``query`` is required.
+    """What a caller sends. Only ``query`` is required."""
 
-    ``mode`` ``literal`` or ``regex`` makes ``query`` a pattern matched line by line; ``paths``
-    (gitignore-style globs) and ``languages`` keep only the files they match, in every mode.
-    """
-
+    # The text to find: words, code names, a pasted line or issue report; in literal / regex mode, the pattern.
     query: Required[str]
+    # ``auto`` (ranked search, the default), ``literal`` or ``regex`` (every matching line).
     mode: Mode
+    # Gitignore-style globs and language names: only the files they keep are searched, in every mode.
     paths: list[str]
     languages: list[str]
+    # How many results (default: the ``limit`` setting).
     limit: int
+    # Background that steers an ambiguous query (shown to the LLM, never searched).
     intent: str
+    # Which files come first: ``implementation`` (default; ``all`` for a question about tests), ``tests`` or ``all``.
     focus: Focus
+    # Force (True) or forbid (False) the LLM rewrite / rerank; absent: the heuristics decide.
     rewrite: bool
     rerank: bool
+    # A structured query from the caller: extra BM25 terms, concepts and a passage to embed instead of the query.
     keywords: list[str]
     concepts: list[str]
     passage: str
@@ -42,23 +46,35 @@ class SearchInput(TypedDict, total=False):
 class SearchOutput(TypedDict):
     """What a caller gets back: ranked results and a trace of every node's decision."""
 
+    # Best first, in the one result schema (:mod:`retrievers.results`).
     results: list[CodeResult]
+    # One entry per node run: its name, milliseconds, decision and why (fallbacks included).
     trace: list[dict]
+    # Literal / regex mode: how many lines matched in all (``results`` holds the best ``limit``).
     total_matches: NotRequired[int]
 
 
 class RetrievalTask(TypedDict):
     """One retrieval fanned out with ``Send``: a query variant and its fusion weight."""
 
+    # ``original``, ``sub-query N`` or ``rewrite``: names the list in ``candidate_lists`` and the trace.
     label: str
     query: str
+    # Extra BM25 terms searched with the query.
     keywords: list[str]
+    # Text embedded instead of the query (a caller's passage or concepts, the rewrite's terms); empty: the query.
     dense_text: str
+    # RRF weight of this list when several are merged.
     weight: float
+    # Candidates to return and rank (``retrievers.ranking.candidate_depth`` of the run's limit).
     depth: int
+    # The run's file filters and focus, applied by the searcher.
     paths: list[str]
     languages: list[str]
+    focus: Focus
+    # The index generation the run pinned (see ``SearchState.index_generation``).
     index_generation: NotRequired[str]
+    # The run's deadline (see ``SearchState.deadline``).
     deadline: NotRequired[float]
 
 
@@ -73,19 +89,28 @@ def merge_candidate_lists(left: list[dict] | None, right: list[dict] | None) -> 
 class SearchState(SearchInput, total=False):
     """Everything the nodes read and write: the input plus what the nodes decide and find."""
 
+    # ``{"relation", "symbol"}`` of a graph question (callers, callees, ...); None: a text search.
     graph_question: NotRequired[dict | None]
+    # ``{"top", "second"}``: the raw BM25 scores of the first two hits, which the rewrite heuristic read.
     lexical_probe: dict
     # The index generation the run's first search saw; its later searches ask for the same one.
     index_generation: str
     # When the run must stop (``time.time()`` seconds), from ``run_timeout_s``; absent: no bound.
     deadline: float
+    # Whether ``rewrite`` runs; the LLM's code-vocabulary terms (empty on any failure); how often it ran
+    # (a zero-result run forces one more, at most).
     rewrite_decision: bool
     rewrite_terms: list[str]
     rewrite_attempts: int
+    # The parts of a multi-part question (empty: a single query).
     sub_queries: list[str]
+    # ``{"original", "derived"}``: the RRF weights of the original query's list and of the others.
     query_weights: dict
+    # One entry per ``retrieve`` branch: its label, weight, hits and BM25 signal (merged by label).
     candidate_lists: Annotated[list[dict], merge_candidate_lists]
+    # The merged candidates, best first (reordered by ``rerank``); ``finalize`` cuts them to the limit.
     fused: list[dict]
+    # Whether ``rerank`` runs.
     rerank_decision: bool
     results: list[CodeResult]
     total_matches: int

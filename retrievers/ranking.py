@@ -16,12 +16,15 @@ from .tokenize import STOP_WORDS
 
 LEXICAL_CANDIDATES = 100
 DENSE_CANDIDATES = 100
+# Blended candidates kept for the type lifts and demotions, which can raise a hit from below the limit; the
+# graph's retrieve asks for as many, so its rerank window (20) and fusion have room (see candidate_depth).
+CANDIDATE_DEPTH = 50
 WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15}
 SYMBOL_EXACT_BONUS = 1.0
 SYMBOL_PREFIX_BONUS = 0.4
-TEST_DEMOTION = 0.5
-# Documentation and config windows are not implementation: demoted like tests under that focus.
-TEXT_DEMOTION = 0.5
+# Out of focus (a test under ``implementation``, the rest under ``tests``) the score takes this factor; so
+# do documentation and config windows under ``implementation`` (not implementation either), once more.
+FOCUS_DEMOTION = 0.5
 # A query worded like a type's description ("Raised when ...", "A field that ...") lifts types this much.
 TYPE_DESCRIPTION_BONUS = 0.3
 # Before that bonus, such a type is worth at least this share of its best-matching member's score: a class
@@ -110,13 +113,22 @@ def collapse_duplicates(hits: list[Hit]) -> list[Hit]:
     return unique
 
 
-def focus_factor(focus: str, is_test: bool, is_doc: bool) -> float:
-    """The score factor of a result under a focus: tests and docs demoted for implementation, the rest for tests."""
+def candidate_depth(limit: int) -> int:
+    """How many blended candidates a search of ``limit`` results ranks before its cut."""
+    return max(limit * 2, CANDIDATE_DEPTH)
+
+
+def focus_factor(focus: str, is_test: bool, is_doc: bool, demotion: float = FOCUS_DEMOTION) -> float:
+    """The score factor of a result under a focus: tests and docs demoted for implementation, the rest for tests.
+
+    The one focus rule: the searcher ranks with it, ``grep`` orders files with it, and the graph passes
+    its ``focus_demotion`` setting to both.
+    """
     factor = 1.0
     if (focus == "implementation" and is_test) or (focus == "tests" and not is_test):
-        factor *= TEST_DEMOTION
+        factor *= demotion
     if focus == "implementation" and is_doc:
-        factor *= TEXT_DEMOTION
+        factor *= demotion
     return factor
 
 

@@ -41,6 +41,7 @@ from .query_shape import described_kind, head_phrase
 from .ranking import (
     DENSE_CANDIDATES,
     EXACT_WEIGHT,
+    FOCUS_DEMOTION,
     LEXICAL_CANDIDATES,
     LONG_QUERY_DENSE_CHARS,
     LONG_QUERY_EXACT_WEIGHT,
@@ -51,6 +52,7 @@ from .ranking import (
     WEIGHTS,
     Hit,
     apply_kind_priors,
+    candidate_depth,
     collapse_duplicates,
     focus_factor,
     hydrate,
@@ -417,8 +419,8 @@ class Searcher:
                dense_text: str | None = None, focus: str = "implementation",
                candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
-               scope: Scope | None = None, exact: bool = True,
-               generation: str | None = None) -> tuple[list[Hit], LexicalSignal]:
+               scope: Scope | None = None, exact: bool = True, generation: str | None = None,
+               focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -438,6 +440,11 @@ class Searcher:
             exact: Let text pasted from the code (the query, a quoted string, a code line) rank the
                 definition that holds it first (with the default weights).
             generation: Search this index generation if it is still open (else the newest).
+            focus_demotion: The factor out-of-focus results take (see :func:`retrievers.ranking.focus_factor`).
+            depth: How many blended candidates are ranked before the cut (default
+                :func:`retrievers.ranking.candidate_depth` of ``limit``): a caller that asks for more
+                results than it shows passes the depth of the limit it shows, so its top results are
+                this search's top results for that limit.
 
         Returns:
             The hits, best first, and the BM25 signal of the query (with the generation searched).
@@ -457,8 +464,8 @@ class Searcher:
                 exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
             wants_vectors = dense
-            depth = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
-            cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), depth) if dense
+            dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
+            cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
                                      else ({}, None))
             symbols = self.symbol_matches(snapshot, query + " " + " ".join(keywords or []))
             described = described_kind(query) if kind_priors else None
@@ -509,8 +516,7 @@ class Searcher:
             else:
                 blended = weighted_blend(components, weights)
             # Demotions and the type lifts below can raise a hit from deeper down.
-            depth = max(limit * 2, 50)
-            top = blended[:depth]
+            top = blended[:depth or candidate_depth(limit)]
             listed = {chunk_id for chunk_id, _ in top}
             top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
             hits = hydrate(snapshot.connection, top, components)
@@ -526,7 +532,7 @@ class Searcher:
             apply_kind_priors(hit, described, wants_type, subclasses)
             # Added after the type lifts, so a class never inherits its member's pasted line.
             hit.score += exact_weight * pasted.get(hit.chunk_id, 0.0)
-            hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind))
+            hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
         return collapse_duplicates(hits)[:limit], signal
 
     # ----------------------------------------------------------------- filters, literal and regex search
@@ -539,7 +545,7 @@ class Searcher:
             return snapshot.scope_filter(scope)
 
     def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
-             scope: Scope | None = None) -> GrepAnswer:
+             scope: Scope | None = None, focus_demotion: float = FOCUS_DEMOTION) -> GrepAnswer:
         """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep`), the best ``limit`` kept.
 
         Raises :class:`PatternError` for a pattern that can't be searched and :class:`ScopeError` for a
@@ -555,7 +561,7 @@ class Searcher:
             kinds = snapshot.file_kinds()
 
             def priority(path: str) -> float:
-                return focus_factor(focus, *kinds.get(path, (False, False)))
+                return focus_factor(focus, *kinds.get(path, (False, False)), focus_demotion)
 
             found = search_lines(store, pattern, paths, priority)
             ranked = rank_lines(found.matches, priority)

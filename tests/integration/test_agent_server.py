@@ -166,7 +166,7 @@ def test_runs_wait_returns_results(client):
     top = out["results"][0]
     assert (top["path"], top["symbol"]) == ("graphstore/store.py", "GraphStore.store_parse_result")
     assert "def store_parse_result" in top["snippet"]
-    assert {"classify_intent", "adjust_focus"} <= {entry["node"] for entry in out["trace"]}
+    assert {"classify_intent", "finalize"} <= {entry["node"] for entry in out["trace"]}
     assert not ({"rewrite", "rerank"} & {entry["node"] for entry in out["trace"]})  # LLM disabled by env
 
 
@@ -182,7 +182,7 @@ def test_stream_updates_node_by_node(client):
                                    stream_mode="updates"):
         if part.event == "updates":
             nodes.extend(part.data)
-    assert nodes[0] == "classify_intent" and nodes[-1] == "adjust_focus"
+    assert nodes[0] == "classify_intent" and nodes[-1] == "finalize"
     assert "retrieve" in nodes and "merge" in nodes
 
 
@@ -201,7 +201,7 @@ def test_assistant_schemas_describe_the_context(client):
     assert "query" in schemas["input_schema"]["properties"]
     assert set(schemas["output_schema"]["properties"]) == {"results", "trace", "total_matches"}
     graph = client.assistants.get_graph(assistants[0]["assistant_id"])
-    assert {"classify_intent", "retrieve", "rerank", "adjust_focus"} <= {node["id"] for node in graph["nodes"]}
+    assert {"classify_intent", "retrieve", "rerank", "finalize"} <= {node["id"] for node in graph["nodes"]}
 
 
 # --------------------------------------------------------------------------- what a client may reach

@@ -149,7 +149,7 @@ def test_an_unreachable_embedding_server_leaves_the_index_as_it_was(monkeypatch,
     assert not CodeIndex(repo, tmp_path / "other").exists()
 
 
-def test_an_ollama_index_whose_server_stops_stays_searchable_and_switches_back(monkeypatch, repo):
+def test_an_ollama_index_whose_server_stops_stays_searchable_and_switches_back(monkeypatch, repo, caplog):
     with OllamaTestServer() as server:
         monkeypatch.setenv("GREPGRAPH_LLM_BASE_URL", server.base_url)
         code, _, err = cli("index", repo, "--embedding", "ollama:nomic-embed-text")
@@ -166,9 +166,11 @@ def test_an_ollama_index_whose_server_stops_stays_searchable_and_switches_back(m
     assert code == 2
     assert_one_line_error(err, "no Ollama server answers")
 
-    found = search(repo, "shortest path between two nodes")
+    with caplog.at_level("WARNING", logger="retrievers.search"):
+        found = search(repo, "shortest path between two nodes")
     assert found["results"][0]["symbol"] == "shortest_path"  # the lexical index has the new file
     assert any("no Ollama server answers" in note and "Chroma" not in note for note in vector_notes(found))
+    assert "vectors unavailable" in caplog.text and "no Ollama server answers" in caplog.text  # and in the log
 
     code, _, err = cli("index", repo, "--embedding", "minilm")
     assert code == 0, err

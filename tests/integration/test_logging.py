@@ -4,6 +4,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from graphs.code_search import graph
+from graphs.resources import forget_searchers
+from retrievers.index import CodeIndex
+from retrievers.search import NO_VECTORS_YET
+
 PROJECT = Path(__file__).resolve().parents[2]
 FILES = {
     "shop/cart.py": 'def add_item(cart, item):\n    """Put an item in the cart."""\n    cart.append(item)\n',
@@ -35,3 +40,20 @@ def test_verbose_and_log_file_show_what_a_quiet_run_keeps_to_itself(tmp_path):
     assert verbose.returncode == 0, verbose.stderr
     assert "INFO retrievers.index: shop/broken.py: syntax error" in verbose.stderr
     assert "INFO retrievers.index: shop/broken.py: syntax error" in log_file.read_text(encoding="utf-8")
+
+
+def test_a_search_without_vectors_yet_logs_it_and_names_it_in_the_trace(tmp_path, caplog):
+    repo = make_repo(tmp_path / "repo")
+    CodeIndex(repo).update(embed=False)  # lexical index only: the vectors come with the next `grepgraph index`
+    forget_searchers()
+    try:
+        with caplog.at_level("DEBUG", logger="retrievers.search"):
+            out = graph.invoke({"query": "put an item in the cart", "limit": 3},
+                               context={"repo": str(repo), "llm_enabled": False})
+    finally:
+        forget_searchers()
+    assert out["results"][0]["symbol"] == "add_item"  # lexical evidence carries the ranking
+    (retrieve,) = [entry for entry in out["trace"] if entry["node"] == "retrieve"]
+    assert retrieve["fallbacks"] == [NO_VECTORS_YET]
+    assert any(record.name == "retrievers.search" and NO_VECTORS_YET in record.getMessage()
+               for record in caplog.records)

@@ -79,7 +79,7 @@ def test_quickstart_indexes_searches_traces_and_draws_the_graph(this_python_kern
     first_result = results.splitlines()[2]
     assert first_result.startswith("| graphstore/store.py |"), results
     assert "GraphStore._insert_edges" in results or "GraphStore.store_parse_result" in results
-    for node in ("classify_intent", "should_rewrite", "retrieve", "merge", "adjust_focus"):
+    for node in ("classify_intent", "should_rewrite", "retrieve", "merge", "finalize"):
         assert f"| {node} |" in trace
     assert "| graphstore/parser.py |" in callers and "| parse_file |" in callers
     assert "lookup_symbol_graph" in graph_trace

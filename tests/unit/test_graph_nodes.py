@@ -24,11 +24,12 @@ from graphs.llm import reset_llm_state
 from graphs.nodes import InvalidSearchInput, validate_input
 from graphs.resources import forget_searchers
 from retrievers.index import CodeIndex
+from retrievers.search import Searcher
 from tests.conftest import indexed_sample_repo
 
 RESULT_KEYS = {"path", "start_line", "end_line", "symbol", "kind", "score", "snippet"}
 NODE_NAMES = ("classify_intent", "grep", "lookup_symbol_graph", "should_rewrite", "rewrite", "decompose", "retrieve",
-              "merge", "should_rerank", "rerank", "adjust_focus")
+              "merge", "should_rerank", "rerank", "finalize")
 QUESTION = "how are call edges saved into the database?"
 
 
@@ -145,7 +146,7 @@ def test_routes():
     assert code_search.route_after_should_rewrite({"rewrite_decision": True}) == "rewrite"
     assert code_search.route_after_should_rewrite({"rewrite_decision": False}) == "decompose"
     assert code_search.route_after_should_rerank({"rerank_decision": True}) == "rerank"
-    assert code_search.route_after_should_rerank({"rerank_decision": False}) == "adjust_focus"
+    assert code_search.route_after_should_rerank({"rerank_decision": False}) == "finalize"
 
 
 def test_literal_and_regex_modes_are_routed_to_grep():
@@ -183,8 +184,8 @@ def test_route_after_merge_tries_one_rewrite_when_nothing_was_found():
     hit = candidate(1, "a.py", "f")
     assert code_search.route_after_merge({"fused": [hit], "rewrite_attempts": 0}) == "should_rerank"
     assert code_search.route_after_merge({"fused": [], "rewrite_attempts": 0}) == "rewrite"
-    assert code_search.route_after_merge({"fused": [], "rewrite_attempts": 1}) == "adjust_focus"
-    assert code_search.route_after_merge({"fused": [], "rewrite_attempts": 0, "rewrite": False}) == "adjust_focus"
+    assert code_search.route_after_merge({"fused": [], "rewrite_attempts": 1}) == "finalize"
+    assert code_search.route_after_merge({"fused": [], "rewrite_attempts": 0, "rewrite": False}) == "finalize"
 
 
 def test_fan_out_sends_one_retrieval_per_query_variant():
@@ -276,19 +277,47 @@ def test_rerank_with_no_usable_index_keeps_the_fused_order():
     assert update["trace"][0]["llm"] == "invalid reply: no valid indices"
 
 
-def test_adjust_focus_demotes_out_of_focus_files_and_cuts_to_the_limit():
-    fused = [candidate(1, "tests/test_a.py", "test_a", score=1.0, is_test=True),
-             candidate(2, "docs/a.md", "A", score=0.9, kind="text"),
-             candidate(3, "a.py", "a", score=0.6),
-             candidate(4, "b.py", "b", score=0.1)]
-    compiled = build_graph()
-    update = run_node(compiled, "adjust_focus", {"query": "a", "limit": 3, "focus": "implementation", "fused": fused},
-                      {"focus_demotion": 0.5})
-    assert [row["symbol"] for row in update["results"]] == ["a", "test_a", "A"]
+def test_finalize_keeps_the_ranked_order_and_cuts_to_the_limit():
+    fused = [candidate(1, "a.py", "a", score=1.0), candidate(2, "tests/test_a.py", "test_a", score=0.9, is_test=True),
+             candidate(3, "b.py", "b", score=0.1)]
+    update = run_node(build_graph(), "finalize", {"query": "a", "limit": 2, "focus": "implementation", "fused": fused},
+                      {})
+    assert [row["symbol"] for row in update["results"]] == ["a", "test_a"]
+    assert [row["score"] for row in update["results"]] == [1.0, 0.9]  # the searcher already applied the focus
     assert all(set(row) == RESULT_KEYS for row in update["results"])
-    assert update["trace"][0]["demoted"] == 2
-    update = run_node(compiled, "adjust_focus", {"query": "a", "limit": 2, "focus": "tests", "fused": fused}, {})
-    assert [row["symbol"] for row in update["results"]] == ["test_a", "A"]
+    assert update["trace"][0]["decision"] == "top 2 of 3"
+
+
+@pytest.mark.parametrize(("query", "focus"), [("how are call edges saved into the database?", "implementation"),
+                                              ("GraphStore.store_parse_result", "tests"),
+                                              ("store the parse result", "all")])
+def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index, query, focus):
+    """The benchmarks' headline row measures ``Searcher.search``: one focus rule, one candidate depth."""
+    searcher = Searcher(CodeIndex(sample_index["repo"], sample_index["index_dir"]))
+    try:
+        hits, _ = searcher.search(query, 5, focus=focus)
+    finally:
+        searcher.close()
+    output = build_graph().invoke({"query": query, "limit": 5, "focus": focus},
+                                  context={**sample_index, "llm_enabled": False})
+    assert "decompose" in {entry["node"] for entry in output["trace"]}
+    assert len([entry for entry in output["trace"] if entry["node"] == "retrieve"]) == 1  # one list, no fusion
+    assert [(row["path"], row["symbol"]) for row in output["results"]] == [(hit.path, hit.symbol) for hit in hits]
+    assert [row["score"] for row in output["results"]] == pytest.approx([hit.score for hit in hits], abs=1e-4)
+
+
+def test_the_focus_demotion_setting_reaches_the_searcher(sample_index):
+    query = "GraphStore.store_parse_result"
+    def scores(demotion: float) -> dict:
+        output = build_graph().invoke({"query": query, "limit": 10, "focus": "tests"},
+                                      context={**sample_index, "llm_enabled": False, "focus_demotion": demotion})
+        return {(row["path"], row["symbol"]): row["score"] for row in output["results"]}
+
+    default, halved = scores(0.5), scores(0.25)
+    out_of_focus = [key for key in default if not key[0].startswith("tests/") and key in halved]
+    assert out_of_focus, default
+    for key in out_of_focus:
+        assert halved[key] == pytest.approx(default[key] / 2, abs=1e-4)
 
 
 # --------------------------------------------------------------------------- the whole graph
@@ -438,7 +467,7 @@ def test_nothing_found_tries_one_rewrite_then_answers_empty(empty_index):
     output = build_graph(model).invoke({"query": "edges sqlite insert batch"}, context=empty_index)
     assert output["results"] == []
     assert len(trace_of(output, "rewrite")) == 1
-    assert trace_of(output, "adjust_focus")[0]["results"] == 0
+    assert trace_of(output, "finalize")[0]["results"] == 0
 
 
 def test_llm_disabled_never_calls_the_llm_even_when_nothing_is_found(empty_index):
