@@ -18,6 +18,7 @@ Tests inject any LangChain chat model (``chat_model=``); production builds a
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import threading
 import time
@@ -30,6 +31,8 @@ from urllib.parse import urlparse
 
 from .deadline import time_left
 from .heuristics import parse_json_object
+
+log = logging.getLogger(__name__)
 
 CONNECT_PROBE_TIMEOUT_S = 0.25
 REWRITE_CACHE_SIZE = 512
@@ -143,12 +146,20 @@ class LLMGateway:
         reachable = _probe(self.base_url)
         with _health_lock:
             _health[self.base_url] = (reachable, now)
+        if not reachable:
+            log.info("no LLM server answers at %s: searching without it for %gs", self.base_url, self.retry_after_s)
         return reachable, "reachable" if reachable else f"unreachable ({self.base_url})"
 
     def _mark_down(self) -> None:
         if not self._injected:
             with _health_lock:
                 _health[self.base_url] = (False, time.monotonic())
+
+    def _failed(self, outcome: str, milliseconds: float, level: int = logging.WARNING) -> LLMReply:
+        """The reply of a call that gave nothing usable, logged (the node's trace names it too)."""
+        log.log(level, "LLM %s at %s: %s after %.0f ms; going on without it", self.model, self.base_url, outcome,
+                milliseconds)
+        return LLMReply(None, outcome, milliseconds)
 
     def call_json(self, messages: list[tuple[str, str]], deadline: float | None = None) -> LLMReply:
         """Send messages, expect one JSON object back; never raises.
@@ -178,19 +189,19 @@ class LLMGateway:
         except FutureTimeout:
             future.cancel()  # closes the HTTP connection: no thread or request outlives the call
             if cut_by_deadline:  # the run ran out of time, not the model: it is not marked down
-                return LLMReply(None, "timeout: the run's deadline came first", elapsed())
+                return self._failed("timeout: the run's deadline came first", elapsed(), logging.INFO)
             self._mark_down()
-            return LLMReply(None, f"timeout after {self.timeout_s:g}s", elapsed())
+            return self._failed(f"timeout after {self.timeout_s:g}s", elapsed())
         except Exception as error:  # noqa: BLE001 - any client failure means "search without the LLM"
             if _is_connection_failure(error) or "status" in str(error).lower() or hasattr(error, "status_code"):
                 self._mark_down()
-            return LLMReply(None, f"error: {type(error).__name__}: {str(error)[:120]}", elapsed())
+            return self._failed(f"error: {type(error).__name__}: {str(error)[:120]}", elapsed())
         content = getattr(message, "content", message)
         if not isinstance(content, str):
-            return LLMReply(None, "error: non-text reply", elapsed())
+            return self._failed("error: non-text reply", elapsed())
         value = parse_json_object(content)
         if value is None:
-            return LLMReply(None, "invalid reply: no JSON object", elapsed())
+            return self._failed("invalid reply: no JSON object", elapsed())
         return LLMReply(value, "ok", elapsed())
 
     # ------------------------------------------------------------------ cache

@@ -102,10 +102,6 @@ class LexicalSignal:
     generation: str = ""
     fallbacks: list[str] = field(default_factory=list)
 
-    @property
-    def gap(self) -> float:  # noqa: D102
-        return self.top_score - self.second_score
-
 
 class Searcher:
     """Answers queries against a :class:`CodeIndex`; safe to share between threads.
@@ -174,6 +170,8 @@ class Searcher:
                 self.index.reopen_vectors()
             self._loaded_vectors_version = vectors_version
         if committed_generation(self._probe) != self._current.generation:
+            with self._vectors_lock:  # views and embedding model as of the new commit (the snapshot reads them)
+                self.index.follow_stored_settings()
             fresh = open_snapshot(self.index)
             self._current.retired_at = time.monotonic()
             self._retired.insert(0, self._current)
@@ -217,11 +215,6 @@ class Searcher:
             with self._lock:
                 snapshot.users -= 1
                 self._close_unused_locked()
-
-    def refresh(self) -> None:
-        """Pick up a newer committed index, if one was written since loading."""
-        with self._lock:
-            self._refresh_locked()
 
     @property
     def chunk_count(self) -> int:

@@ -268,6 +268,16 @@ def test_rerank_drops_out_of_range_and_duplicate_indices():
     assert "[3] c.py:1-3 c" in model.prompts[0] and "d.py" not in model.prompts[0]
 
 
+def test_an_llm_reply_without_json_is_logged_and_traced(caplog):
+    fused = [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]
+    with caplog.at_level("WARNING", logger="graphs.llm"):
+        update = run_node(build_graph(scripted("Sure! The best one is a.py.")), "rerank",
+                          {"query": "which one", "limit": 1, "fused": fused}, {})
+    assert update["trace"][0]["decision"] == "fallback: fused order kept"
+    assert update["trace"][0]["llm"] == "invalid reply: no JSON object"
+    assert "invalid reply: no JSON object" in caplog.text and "going on without it" in caplog.text
+
+
 def test_rerank_with_no_usable_index_keeps_the_fused_order():
     fused = [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]
     update = run_node(build_graph(scripted('{"ranking": [7, 0, "none"]}')), "rerank",
