@@ -531,6 +531,19 @@ class CodeIndex:
         given = self._given_settings.to_dict() if self._given_settings else None
         return resolve_index_settings(self.repo, given, stored=self.stored_settings())
 
+    def follow_stored_settings(self) -> bool:
+        """Take the settings the index on disk was last built with; ``True`` when they changed.
+
+        A reader that stays open (``serve``, MCP) calls it when a new generation is committed: the
+        re-index may have switched the embedded views or the embedding model.
+        """
+        stored = self.stored_settings()
+        if stored is None or stored == self.settings:
+            return False
+        self._use_settings(stored)
+        self.reopen_vectors()  # the vector store was opened for the old views (or model)
+        return True
+
     def _use_settings(self, settings: IndexSettings) -> None:
         if settings.embedding_model != self.settings.embedding_model and not self._embedder_given:
             self._embedder = None

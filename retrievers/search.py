@@ -170,8 +170,6 @@ class Searcher:
                 self.index.reopen_vectors()
             self._loaded_vectors_version = vectors_version
         if committed_generation(self._probe) != self._current.generation:
-            with self._vectors_lock:  # views and embedding model as of the new commit (the snapshot reads them)
-                self.index.follow_stored_settings()
             fresh = open_snapshot(self.index)
             self._current.retired_at = time.monotonic()
             self._retired.insert(0, self._current)
