@@ -165,11 +165,17 @@ class Searcher:
             with self._vectors_lock:
                 self.index.reopen_vectors()
         vectors_version = self._vectors_version()
+        generation = committed_generation(self._probe)
+        settings_changed = False
+        if vectors_version != self._loaded_vectors_version or generation != self._current.generation:
+            # A re-index may have switched the views or the embedding model: the next snapshot reads with those.
+            with self._vectors_lock:
+                settings_changed = self.index.follow_stored_settings()
         if vectors_version != self._loaded_vectors_version:
             with self._vectors_lock:
                 self.index.reopen_vectors()
             self._loaded_vectors_version = vectors_version
-        if committed_generation(self._probe) != self._current.generation:
+        if settings_changed or generation != self._current.generation:
             fresh = open_snapshot(self.index)
             self._current.retired_at = time.monotonic()
             self._retired.insert(0, self._current)
