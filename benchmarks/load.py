@@ -4,6 +4,7 @@
     python benchmarks/load.py --seconds 10 --clients 8
     python benchmarks/load.py --repo PATH [--index-dir DIR]    # an already indexed repository
     python benchmarks/load.py --json > load.json          # or: --save load.json (Markdown on stdout)
+    python benchmarks/load.py --seconds 60 --reindex-every 3   # while the fixture is re-indexed every 3 s
 
 Steps:
 
@@ -17,7 +18,9 @@ Steps:
 4. load: ``--clients`` threads, each with its own keep-alive ``httpx`` connection, post
    ``/search/invoke`` for ``--seconds`` with a rotating set of realistic queries (questions, code
    names, graph questions, an issue report); the server's RSS (``VmRSS`` of ``/proc/<pid>/status``)
-   is sampled every second;
+   is sampled every second; with ``--reindex-every S`` (fixture only) a loop meanwhile switches a few
+   files of the repository between two versions (``tests/concurrency.py``) and runs
+   ``grepgraph index`` (vectors included) in a third process, pausing ``S`` seconds between runs;
 5. hostile pass: traversal, absolute and unknown repositories, an oversized body (declared and
    chunked), malformed JSON, bad fields, a client that sends its body one byte a second and one that
    never finishes its headers; each reports the status and how long the answer took, and a normal
@@ -49,6 +52,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.concurrency import write_variant  # noqa: E402
 from tests.processes import free_port, stop_process_group, wait_until_answering  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "sample_repo"
@@ -65,6 +69,7 @@ SLOW_CLIENT_S = 20.0
 SLOW_BYTE_INTERVAL_S = 1.0
 # A 4xx counts as "quick" under this many milliseconds.
 QUICK_MS = 1000.0
+REINDEX_TIMEOUT_S = 300.0
 
 # Realistic queries against the fixture repository (a small Python/Go/TypeScript "graph store"), by kind.
 QUERIES: list[tuple[str, str]] = [
@@ -222,6 +227,45 @@ class RssSampler:
         self._stop.set()
 
 
+@dataclass
+class ReindexLoop:
+    """Switches the repository's files between two versions and re-indexes it (the CLI) until stopped."""
+
+    repo: Path
+    index_dir: Path | None
+    pause_s: float
+    runs: list[dict] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        variant = 0
+        extra = ["--index-dir", str(self.index_dir)] if self.index_dir else []
+        env = {**os.environ, "GREPGRAPH_EMBEDDING_CACHE": "off"}
+        while not self._stop.wait(self.pause_s):
+            variant = 1 - variant
+            write_variant(self.repo, variant)
+            started = time.perf_counter()
+            done = subprocess.run(grepgraph_command("index", str(self.repo), "--quiet", "--wait", *extra),
+                                  capture_output=True, text=True, env=env, timeout=REINDEX_TIMEOUT_S)
+            self.runs.append({"seconds": round(time.perf_counter() - started, 2), "exit": done.returncode,
+                              "error": done.stderr.strip()[-300:] if done.returncode else ""})
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.run, daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def summary(self) -> dict:
+        seconds = [run["seconds"] for run in self.runs]
+        return {"every_s": self.pause_s, "runs": len(self.runs),
+                "failed": sum(1 for run in self.runs if run["exit"]),
+                "p50_s": round(percentile(seconds, 50), 2) if seconds else None,
+                "first_errors": [run["error"] for run in self.runs if run["exit"]][:3]}
+
+
 def search_once(client: httpx.Client, url: str, kind: str, query: str) -> Sample:
     started = time.perf_counter()
     try:
@@ -285,6 +329,7 @@ def summarise(samples: list[Sample], wall_s: float) -> dict:
         "max_ms": round(max(latencies), 1) if latencies else float("nan"),
         "mean_ms": round(statistics.fmean(latencies), 1) if latencies else float("nan"),
         "errors": len(errors),
+        "server_errors": sum(1 for sample in samples if sample.status >= 500),
         "statuses": statuses,
         "first_errors": sorted({e.error or str(e.status) for e in errors})[:5],
         "by_kind": by_kind,
@@ -472,13 +517,19 @@ def markdown(report: dict) -> str:
         "",
         f"Server RSS idle after start-up: {rss['idle']:.0f} MB; after warm-up: {rss['start']:.0f} MB. "
         f"Warm-up (1 client, each query once): p50 {report['warmup']['p50_ms']:.0f} ms, "
-        f"max {report['warmup']['max_ms']:.0f} ms. Statuses under load: {load['statuses']}.",
+        f"max {report['warmup']['max_ms']:.0f} ms. Statuses under load: {load['statuses']} "
+        f"({load['server_errors']} 5xx).",
         "",
         "| query kind | requests | p50 ms | p95 ms |",
         "|---|---:|---:|---:|",
     ]
     for kind, values in load["by_kind"].items():
         lines.append(f"| {kind} | {values['requests']} | {values['p50_ms']:.0f} | {values['p95_ms']:.0f} |")
+    reindex = report.get("reindex")
+    if reindex:
+        lines += ["", f"Re-index loop (a few files switched, then `grepgraph index`, a pause of "
+                      f"{reindex['every_s']:g} s): {reindex['runs']} runs, {reindex['failed']} failed, "
+                      f"p50 {reindex['p50_s']} s per run."]
     if load["first_errors"]:
         lines += ["", "Errors: " + "; ".join(load["first_errors"])]
     lines += ["", "#### Hostile requests", "", "| case | expected | status | ms | ok | detail |",
@@ -505,10 +556,16 @@ def run(args: argparse.Namespace) -> dict:
         rss_start = rss_mb(server.process.pid)
         sampler = RssSampler(server.process.pid)
         sampler_thread = sampler.start()
-        log(f"load: {args.clients} clients for {args.seconds:g}s")
+        reindexer = ReindexLoop(repo, index_dir, args.reindex_every) if args.reindex_every else None
+        reindex_thread = reindexer.start() if reindexer else None
+        log(f"load: {args.clients} clients for {args.seconds:g}s"
+            + (f", re-indexing every {args.reindex_every:g}s" if reindexer else ""))
         samples, wall = run_load(server.url, queries, args.clients, args.seconds)
         sampler.stop()
         sampler_thread.join()
+        if reindexer and reindex_thread:
+            reindexer.stop()
+            reindex_thread.join()
         rss_end = rss_mb(server.process.pid)
         log("hostile pass")
         hostile = hostile_requests(server.url, repo)
@@ -531,6 +588,7 @@ def run(args: argparse.Namespace) -> dict:
                        "samples": len(sampler.samples)},
             "hostile": hostile,
             "server_alive_after": alive,
+            **({"reindex": reindexer.summary()} if reindexer else {}),
         }
     finally:
         if server is not None:
@@ -551,12 +609,17 @@ def main() -> None:  # noqa: D103
                         help="how long the slow clients keep trickling")
     parser.add_argument("--queries", help="a file of queries, one per line (default: the built-in set)")
     parser.add_argument("--llm", action="store_true", help="leave the server's LLM setting alone")
+    parser.add_argument("--reindex-every", type=float, default=0.0, metavar="S",
+                        help="meanwhile change a few files and re-index, pausing S seconds between runs "
+                             "(the built-in fixture only)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (index, serve.log)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     parser.add_argument("--save", type=Path, help="also write the JSON report to this file")
     args = parser.parse_args()
     if args.clients < 1 or args.seconds <= 0:
         parser.error("--clients must be >= 1 and --seconds > 0")
+    if args.reindex_every and (args.repo or args.reindex_every < 0):
+        parser.error("--reindex-every rewrites files of the built-in fixture: not with --repo, and S > 0")
     report = run(args)
     if args.save:
         args.save.write_text(json.dumps(report, indent=2) + "\n")
