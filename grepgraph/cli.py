@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from retrievers import __version__
-from retrievers.settings import debug_enabled, default_repo, outside_value
+from retrievers.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
 
 from .logs import configure_logging
+from .service_client import locate_index
 
 EXIT_USAGE = 2
 
@@ -94,33 +95,28 @@ def _progress_reporter(silent: bool):
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    """Search a repository's index through the graph."""
-    from graphs.code_search import graph
-    from graphs.nodes import InvalidSearchInput
-    from retrievers.index import CodeIndex
-
+    """Search a repository's index through the graph: in the repository's service, else in this process."""
     request = _search_request(args)
-    repo = _repo_path(args.repo)
-    CodeIndex(repo, args.index_dir).require()
     for name in ("focus", "intent"):
         if getattr(args, name):
             request[name] = getattr(args, name)
     for name in ("rewrite", "rerank"):
         if getattr(args, name) is not None:
             request[name] = getattr(args, name) == "force"
-    context: dict[str, Any] = {"repo": str(repo)}
-    if args.index_dir:
-        context["index_dir"] = str(Path(args.index_dir).resolve())
+    repo, index_dir = locate_index(_repo_path(args.repo), args.index_dir)
+    context: dict[str, Any] = {"repo": str(repo), "index_dir": str(index_dir)}
     if args.chroma_url:
         context["chroma_url"] = args.chroma_url
     if args.no_llm:
         context["llm_enabled"] = False
     started = time.perf_counter()
-    try:
-        out = graph.invoke(request, context=context)
-    except InvalidSearchInput as error:
-        raise CLIError(str(error)) from None
+    out = _search_through_service(args, repo, index_dir, request, context)
+    if out is None:
+        out = _search_in_process(repo, index_dir, request, context)
     elapsed = (time.perf_counter() - started) * 1000
+    if request["mode"] == "auto" and out.get("vectors_pending"):
+        print(f"grepgraph: note: {out['vectors_pending']:,} vectors are not embedded yet; the chunks without them"
+              " are ranked by BM25 and symbol names only", file=sys.stderr)
     for note in _trace_notes(out["trace"]):
         print(f"grepgraph: warning: {note}", file=sys.stderr)
     if args.json:
@@ -145,6 +141,42 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.explain:
         _print_trace(out["trace"], elapsed)
     return 0
+
+
+def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Path, request: dict,
+                            context: dict) -> dict | None:
+    """The graph's output from the repository's resident service (``None``: search in-process instead)."""
+    from . import service_client as service
+
+    settings = resolve_service_settings(repo, {"daemon": False} if args.no_daemon else None)
+    if not settings.daemon or not (index_dir / "index.sqlite").is_file():
+        return None  # no index: the in-process path says so, and no service is started for nothing
+    if service.cannot_host_reason(index_dir):
+        return None  # a read-only index, no Unix sockets: expected, nothing to report
+    try:
+        return service.search(repo, index_dir, request, context, settings)
+    except service.ServiceRefused as error:
+        raise CLIError(str(error)) from None
+    except (service.ServiceUnavailable, service.ServiceLost) as error:
+        print(f"grepgraph: note: {error}; searching in this process", file=sys.stderr)
+        return None
+
+
+def _search_in_process(repo: Path, index_dir: Path, request: dict, context: dict) -> dict:
+    """The graph's output, computed here (loads the graph, the index and the model: seconds)."""
+    from graphs.code_search import graph
+    from graphs.nodes import InvalidSearchInput
+    from retrievers.index import CodeIndex
+
+    from .status import pending_vectors
+
+    index = CodeIndex(repo, index_dir)
+    index.require()
+    try:
+        out = graph.invoke(request, context=context)
+    except InvalidSearchInput as error:
+        raise CLIError(str(error)) from None
+    return {**out, "vectors_pending": pending_vectors(index) if request["mode"] == "auto" else 0}
 
 
 def _trace_notes(trace: list[dict]) -> list[str]:
@@ -213,11 +245,13 @@ def _print_trace(trace: list[dict], elapsed_ms: float) -> None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    """Show what is indexed."""
+    """Show what is indexed, how current it is and whether a service follows the repository."""
     from retrievers.index import CodeIndex
 
-    repo = _repo_path(args.repo)
-    status = CodeIndex(repo, args.index_dir).status()
+    from .status import freshness_lines, index_report
+
+    repo, index_dir = locate_index(_repo_path(args.repo), args.index_dir)
+    status = index_report(CodeIndex(repo, index_dir))
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
@@ -225,7 +259,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"index:      {status['index_dir']}")
     print(f"files:      {status['files']}  {status['languages']}")
     print(f"chunks:     {status['chunks']} ({status['test_chunks']} in tests), edges: {status['edges']}")
-    print(f"vectors:    views {', '.join(status['views'])}; pending {status['vectors_pending']}")
+    print(f"vectors:    views {', '.join(status['views'])}; pending {status['vectors_pending_total']:,}"
+          f" {status['vectors_pending']}")
+    for line in freshness_lines(status):
+        print(line)
     print(f"chroma:     {status['chroma_url'] or 'embedded (' + str(Path(status['index_dir']) / 'chroma') + ')'}")
     built = status["settings"]
     print(f"settings:   embedding {built['embedding_model']}, views {built['views']}, tests {built['embed_tests']},"
@@ -238,10 +275,63 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_daemon(args: argparse.Namespace) -> int:
+    """``grepgraph daemon start|stop|status``: the repository's resident search service."""
+    from . import service_client as service
+
+    repo, index_dir = locate_index(_repo_path(args.repo), args.index_dir)
+    if args.action == "stop":
+        stopped = service.stop_service(index_dir)
+        print(f"stopped the search service of {repo}" if stopped else f"no search service runs for {repo}")
+        return 0
+    if args.action == "start":
+        reason = service.cannot_host_reason(index_dir)
+        if reason:
+            raise CLIError(f"can't run a search service here: {reason}")
+        try:
+            service.ensure_service(repo, index_dir, resolve_service_settings(repo))
+        except service.ServiceUnavailable as error:
+            raise CLIError(str(error)) from None
+    state = service.service_state(index_dir)
+    if args.json:
+        print(json.dumps(state, indent=2))
+    elif not state["running"]:
+        print(f"no search service runs for {repo}")
+    else:
+        watching = "watching for changes" if state.get("watching") else "not watching"
+        idle = state.get("idle_exit_s")
+        ends = f", exits after {idle:g} s idle" if idle else ""
+        print(f"search service for {repo}: pid {state['pid']}, {watching}, {state['searches']} searches{ends}")
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Run the repository's service in the foreground: follow changes, re-index them, answer searches."""
+    from . import service_client as service
+    from .daemon import serve
+
+    repo, index_dir = locate_index(_repo_path(args.repo), args.index_dir)
+    reason = service.cannot_host_reason(index_dir) if index_dir.exists() else ""
+    if reason:
+        raise CLIError(f"can't watch here: {reason}")
+    if service.stop_service(index_dir):
+        print("stopped the background search service; this one takes over", file=sys.stderr)
+    if not args.verbose:
+        configure_logging(1)
+    print(f"watching {repo} (Ctrl-C to stop)", file=sys.stderr)
+    return serve(repo, index_dir, foreground=True, watch=True)
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented grepgraph.toml with every setting and its default."""
     from graphs.context import describe_settings
-    from retrievers.settings import INDEX_TABLE, RUN_TABLE, describe_index_settings
+    from retrievers.settings import (
+        INDEX_TABLE,
+        RUN_TABLE,
+        SERVICE_TABLE,
+        describe_index_settings,
+        describe_service_settings,
+    )
 
     target = Path(args.path)
     if target.exists() and not args.force:
@@ -250,7 +340,9 @@ def cmd_init(args: argparse.Namespace) -> int:
              "# Environment variables GREPGRAPH_<NAME> override these; a caller's context={...} or a",
              "# command-line flag overrides both.", f"[{RUN_TABLE}]"]
     sections = ((describe_settings(), ""), (describe_index_settings(),
-                "\n# Index settings: used by `grepgraph index`, then kept in the index.\n" + f"[{INDEX_TABLE}]"))
+                "\n# Index settings: used by `grepgraph index`, then kept in the index.\n" + f"[{INDEX_TABLE}]"),
+                (describe_service_settings(),
+                 "\n# The resident search service (`grepgraph daemon`, `grepgraph watch`).\n" + f"[{SERVICE_TABLE}]"))
     for described, header in sections:
         if header:
             lines.append(header)
@@ -311,6 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--no-llm", action="store_true", help="never call the local LLM")
     search.add_argument("--json", action="store_true")
     search.add_argument("--explain", action="store_true", help="print the graph's trace")
+    search.add_argument("--no-daemon", action="store_true",
+                        help="search in this process instead of the repository's resident service")
     search.set_defaults(handler=cmd_search)
 
     status = commands.add_parser("status", parents=[logs], help="show what is indexed")
@@ -318,6 +412,19 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--index-dir")
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=cmd_status)
+
+    daemon = commands.add_parser("daemon", parents=[logs], help="the repository's resident search service")
+    daemon.add_argument("action", choices=["start", "stop", "status"])
+    daemon.add_argument("--repo", help="repository root (default: $GREPGRAPH_REPO or current directory)")
+    daemon.add_argument("--index-dir")
+    daemon.add_argument("--json", action="store_true")
+    daemon.set_defaults(handler=cmd_daemon)
+
+    watch = commands.add_parser("watch", parents=[logs],
+                                help="follow file changes and re-index them, in the foreground (and answer searches)")
+    watch.add_argument("repo", nargs="?", help="repository root (default: current directory)")
+    watch.add_argument("--index-dir")
+    watch.set_defaults(handler=cmd_watch)
 
     init = commands.add_parser("init", parents=[logs], help="write a commented grepgraph.toml")
     init.add_argument("path", nargs="?", default="grepgraph.toml")
@@ -376,7 +483,7 @@ def _delegate(module: str):
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
-    from retrievers.index import IndexError_
+    from retrievers.errors import IndexError_
 
     configure_logging(args.verbose, args.log_file)
 

@@ -10,6 +10,9 @@ from pathlib import Path
 from .model import ProgressCallback
 from .walk import SourceFile, generated_reason, walk_repository
 
+# Files between two progress reports (the bar moves on a small repository too).
+SCAN_PROGRESS_EVERY = 25
+
 
 @dataclass
 class ScanResult:
@@ -37,7 +40,7 @@ def scan_changes(repo: Path, max_file_bytes: int, known: dict[str, tuple], progr
     walk = walk_repository(repo, max_file_bytes)
     scan = ScanResult(skipped=Counter(walk.skipped))
     for number, source in enumerate(walk.files):
-        if number % 200 == 0:
+        if number % SCAN_PROGRESS_EVERY == 0:
             progress("scan", number, len(walk.files))
         try:
             stat = source.absolute.stat()
@@ -63,6 +66,7 @@ def scan_changes(repo: Path, max_file_bytes: int, known: dict[str, tuple], progr
             scan.touched.append((source.path, len(data), stat.st_mtime_ns))
             continue
         scan.changed.append((source, data, digest, stat.st_mtime_ns))
+    progress("scan", len(walk.files), len(walk.files))
     # Unreadable or vanished files keep no stale rows.
     scan.removed = [path for path in known if path not in scan.present]
     return scan

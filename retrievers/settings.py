@@ -24,8 +24,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from .walk import MAX_FILE_BYTES
-
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -36,6 +34,12 @@ CONFIG_ENV = "GREPGRAPH_CONFIG"
 CONFIG_FILENAME = "grepgraph.toml"
 RUN_TABLE = "grepgraph"
 INDEX_TABLE = "index"
+SERVICE_TABLE = "service"
+# Where a repository's index lives unless told otherwise: <repo>/.grepgraph.
+INDEX_DIRNAME = ".grepgraph"
+# Files larger than this are not indexed (the default of the max_file_bytes index setting). Named here, not in
+# walk.py: reading settings must stay cheap for the command-line client, which never walks a repository.
+MAX_FILE_BYTES = 1_000_000
 # Process-wide switches that only make sense in the environment (not per repository or per call).
 EMBEDDING_CACHE_ENV = "GREPGRAPH_EMBEDDING_CACHE"
 DEBUG_ENV = "GREPGRAPH_DEBUG"
@@ -74,6 +78,19 @@ class IndexSettings:
     def to_dict(self) -> dict:
         """Every field, as stored in the index."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class ServiceSettings:
+    """Settings of the resident per-repository search service (``grepgraph daemon``) and its watcher."""
+
+    daemon: bool = setting(True, "grepgraph search goes through a resident service per repository, started on "
+                                 "demand (false: every search loads the index in its own process).")
+    service_idle_s: float = setting(1800.0, "Seconds without a request after which the service exits.")
+    service_start_s: float = setting(90.0, "Seconds a search waits for a service it started to answer, before "
+                                           "searching in-process.")
+    watch: bool = setting(True, "The service follows file changes and re-indexes the changed files.")
+    watch_debounce_ms: int = setting(200, "Changes within this many milliseconds are re-indexed together.")
 
 
 # ---------------------------------------------------------------- the environment
@@ -165,28 +182,28 @@ def read_config(path: Path) -> dict:
     return data
 
 
-def file_tables(data: dict, path: Path) -> tuple[dict, dict]:
-    """``(run settings, index settings)`` of a parsed file.
+def file_tables(data: dict, path: Path) -> dict[str, dict]:
+    """The run, index and service settings of a parsed file, by table name.
 
     Run settings are the top-level keys or a ``[grepgraph]`` table; index settings an ``[index]``
-    (or ``[grepgraph.index]``) table.
+    (or ``[grepgraph.index]``) table, service settings a ``[service]`` one.
     """
     root = data.get(RUN_TABLE, data)
     if not isinstance(root, dict):
         raise ValueError(f"{path}: [{RUN_TABLE}] must be a table")
-    index = {**data.get(INDEX_TABLE, {}), **root.get(INDEX_TABLE, {})}
-    run = {key: value for key, value in root.items() if key not in (RUN_TABLE, INDEX_TABLE)}
-    return run, index
+    tables = {name: {**data.get(name, {}), **root.get(name, {})} for name in (INDEX_TABLE, SERVICE_TABLE)}
+    tables[RUN_TABLE] = {key: value for key, value in root.items()
+                         if key not in (RUN_TABLE, INDEX_TABLE, SERVICE_TABLE)}
+    return tables
 
 
 def file_settings(repo: Path | str | None, table: str,
                   environ: Mapping[str, str] | None = None) -> tuple[dict, Path | None]:
-    """One table of the file in use (``RUN_TABLE`` or ``INDEX_TABLE``) and the file's path."""
+    """One table of the file in use (``RUN_TABLE``, ``INDEX_TABLE`` or ``SERVICE_TABLE``) and the file's path."""
     path = config_path(repo, environ)
     if path is None:
         return {}, None
-    run, index = file_tables(read_config(path), path)
-    return (index if table == INDEX_TABLE else run), path
+    return file_tables(read_config(path), path)[table], path
 
 
 # ---------------------------------------------------------------- layering
@@ -309,6 +326,20 @@ def resolve_index_settings(repo: Path | str, given: Mapping[str, Any] | None = N
     values, sources = layered(IndexSettings, given or {}, environ, file_values, path,
                               stored.to_dict() if stored else None)
     return IndexSettings(**values), sources
+
+
+def resolve_service_settings(repo: Path | str | None, given: Mapping[str, Any] | None = None,
+                             environ: Mapping[str, str] | None = None) -> ServiceSettings:
+    """The service's settings: flags, else ``GREPGRAPH_*``, else the file's ``[service]`` table, else defaults."""
+    environ = environment() if environ is None else environ
+    file_values, path = file_settings(repo, SERVICE_TABLE, environ)
+    values, _ = layered(ServiceSettings, given or {}, environ, file_values, path)
+    return ServiceSettings(**values)
+
+
+def describe_service_settings() -> list[tuple[str, Any, str]]:
+    """``(name, default, description)`` of every service setting (for ``grepgraph init``)."""
+    return [(f.name, default_of(f), f.metadata["description"]) for f in fields(ServiceSettings)]
 
 
 def outside_value(name: str, repo: Path | str | None, default: str | None = None,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pathspec
 
 from .languages import language_of
+from .settings import MAX_FILE_BYTES
 
-MAX_FILE_BYTES = 1_000_000
 MINIFIED_LINE_CHARS = 1_000
 
 SKIPPED_DIRECTORIES = {

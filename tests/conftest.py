@@ -13,6 +13,8 @@ SAMPLE_REPO = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 
 # Tests measure what indexing really does; a vector cached by an earlier run would hide it.
 os.environ.setdefault("GREPGRAPH_EMBEDDING_CACHE", "off")
+# A command-line search in a test runs in the test's process; the service tests turn the service on.
+os.environ.setdefault("GREPGRAPH_DAEMON", "off")
 
 
 def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:

@@ -14,11 +14,13 @@ from retrievers.settings import (
     FILE,
     INDEX,
     IndexSettings,
+    ServiceSettings,
     config_path,
     default_repo,
     describe_index_settings,
     ollama_url,
     resolve_index_settings,
+    resolve_service_settings,
 )
 
 
@@ -147,10 +149,12 @@ def test_grepgraph_init_writes_every_setting_and_the_file_reads_back_as_the_defa
     assert main(["init", str(target)]) == 0
     text = target.read_text()
     names = set(re.findall(r"^# (\w+) = ", text, flags=re.M))
-    assert names == {f.name for f in fields(Context)} | {f.name for f in fields(IndexSettings)}
+    assert names == ({f.name for f in fields(Context)} | {f.name for f in fields(IndexSettings)}
+                     | {f.name for f in fields(ServiceSettings)})
     target.write_text(re.sub(r"^# (\w+ = )", r"\1", text, flags=re.M))  # every setting uncommented
     assert resolve_index_settings(repo)[0] == IndexSettings()
     assert resolve_index_settings(repo)[1]["views"] == FILE
+    assert resolve_service_settings(repo) == ServiceSettings()
     resolved = resolve_context({"repo": str(repo)})
     assert (resolved.limit, resolved.llm_model) == (Context().limit, Context().llm_model)
     assert main(["init", str(target)]) == 2 and "exists" in capsys.readouterr().err

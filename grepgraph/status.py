@@ -1,0 +1,60 @@
+"""One status report of an index for every entry point: ``grepgraph status``, MCP ``index_status``, ``/health``.
+
+It adds to :meth:`CodeIndex.status` what says whether the answers are current: the git commit the
+index reflects and the files changed since (a branch switch shows up here), whether a resident
+service is following the repository, and how many vectors are still to be embedded.
+"""
+
+from __future__ import annotations
+
+from retrievers.freshness import freshness
+from retrievers.index import CodeIndex, closing_connection
+from retrievers.vector_sync import count_pending_vectors
+
+from .service_client import service_state
+
+
+def pending_vectors(index: CodeIndex) -> int:
+    """Vectors not embedded yet, over the views the index uses (searches rank those chunks without them)."""
+    with closing_connection(index) as connection:
+        chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        with_tests = index.embeds_tests(chunks)
+        return sum(count_pending_vectors(connection, view, with_tests) for view in index.views(chunks))
+
+
+def index_report(index: CodeIndex) -> dict:
+    """:meth:`CodeIndex.status` with freshness (commit, changed files) and the service's state."""
+    report = index.status()
+    with closing_connection(index) as connection:
+        report.update(freshness(connection, index.repo, index.settings.max_file_bytes))
+    report["vectors_pending_total"] = sum(report["vectors_pending"].values())
+    report["service"] = service_state(index.index_dir)
+    return report
+
+
+def freshness_lines(report: dict) -> list[str]:
+    """The freshness part of a report as ``grepgraph status`` prints it."""
+    indexed, head = report.get("indexed_commit") or {}, report.get("head") or {}
+    lines = []
+    if indexed or head:
+        at = indexed.get("commit", "?")
+        moved = f"; HEAD is now {head.get('commit')}" if head and head.get("commit") != indexed.get("commit") else ""
+        branch = f" on {indexed['branch']}" if indexed.get("branch") else ""
+        lines.append(f"commit:     index built at {at}{branch}{moved}")
+    changed = report["changed_since_index"]
+    if changed["count"]:
+        shown = ", ".join(changed["paths"][:5]) + (", ..." if changed["count"] > 5 else "")
+        lines.append(f"changed:    {changed['count']} files since the index ({changed['modified']} modified,"
+                     f" {changed['added']} added, {changed['removed']} removed): {shown}")
+    else:
+        lines.append("changed:    nothing since the index")
+    service = report["service"]
+    if not service.get("running"):
+        lines.append("service:    not running (the next search starts one)")
+    else:
+        watching = "watching for changes" if service.get("watching") else "not watching"
+        searches = service.get("searches", 0)
+        lines.append(f"service:    running (pid {service.get('pid')}), {watching}, {searches} searches")
+        if service.get("last_error"):
+            lines.append(f"            last problem: {service['last_error']}")
+    return lines
