@@ -1,6 +1,6 @@
 """The graph's latency when the LLM is absent, refusing connections or hanging, side by side.
 
-    python benchmarks/llm_paths.py --bench BENCH [--package click] [--timeout 1.0]
+    python benchmarks/llm_paths.py --bench BENCH --package NAME [--timeout 1.0]
 
 Runs the docstring ruler's queries of one package through the whole graph four ways
 in one run: LLM disabled, endpoint refusing connections, endpoint hanging (an
@@ -46,7 +46,7 @@ def timed_graph(query: str, context: dict) -> tuple[float, bool]:
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, required=True)
-    parser.add_argument("--package", default="click")
+    parser.add_argument("--package", required=True, help="one package of the ruler (its queries, its corpus)")
     parser.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "results" / "indexes")
     parser.add_argument("--timeout", type=float, default=1.0, help="llm_timeout_s for the hanging endpoint")
     parser.add_argument("--json", action="store_true")

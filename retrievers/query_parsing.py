@@ -31,6 +31,13 @@ def is_code_like(token: str) -> bool:
     return len(split_identifier(token)) > 1 or camel_word
 
 
+def reads_as_prose(query: str) -> bool:
+    """A sentence of words that mentions names of code (``Settings of openConnection ...``) rather than being them."""
+    words = query.split()
+    code_like = sum(is_code_like(word.strip(".,;:()`'\"")) for word in words)
+    return len(words) >= MIN_SENTENCE_WORDS and 3 * code_like < len(words)
+
+
 def code_tokens(query: str) -> list[str]:
     """The identifier-like tokens of a query, in order, without duplicates."""
     # "Returns the ...", "Register a ...": in a sentence, a capital that only starts it makes no class name

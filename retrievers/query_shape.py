@@ -74,13 +74,13 @@ def opens_with_verb(query: str) -> bool:
     return first.endswith("s") and not first.endswith(("ss", "us", "is")) and second not in NOUN_FOLLOWERS
 
 
-# Words that end a description's head noun phrase: "Validator [which ...]", "A field [that ...]".
+# Words that end a description's head noun phrase: "Checker [which ...]", "A column [that ...]".
 HEAD_PHRASE_ENDS = frozenset({"that", "which", "who", "whose", "for", "from", "with", "to", "when", "if", "of",
                               "in", "on", "used", "where", "by", "as"})
 
 
 def head_phrase(query: str) -> list[str]:
-    """The lowercased words of a description's opening noun phrase ("A IPv4 Network Interface field")."""
+    """The lowercased words of a description's opening noun phrase ("A IPv6 Socket Address column")."""
     if len(query.split()) > MAX_DESCRIPTION_WORDS:
         return []
     words = [word.lower() for word in _WORD.findall(query[:200])]

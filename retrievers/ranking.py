@@ -10,7 +10,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .query_shape import TYPE_KINDS
+from .query_parsing import reads_as_prose
+from .query_shape import TYPE_KINDS, is_question
 from .results import CodeResult, code_result
 from .tokenize import STOP_WORDS
 
@@ -30,7 +31,7 @@ TYPE_DESCRIPTION_BONUS = 0.3
 # Before that bonus, such a type is worth at least this share of its best-matching member's score: a class
 # is described by what its methods do.
 MEMBER_EVIDENCE = 0.9
-# "Validator which succeeds if ..." describes a kind of Validator: its subclasses are lifted this much.
+# "Checker which passes if ..." describes a kind of Checker: its subclasses are lifted this much.
 SUBCLASS_BONUS = 0.15
 # An ``impl Trait for Type`` block is rarely what a description asks for: the trait and the type hold the docs.
 IMPL_DEMOTION = 0.5
@@ -40,6 +41,9 @@ MAX_LIFT_MEMBERS = 40
 CALLABLE_TYPE_FACTOR = 0.7
 # Long inputs (issue reports) are mostly context: the vectors see their beginning,
 # BM25 sees all of it, and mentioned files matter more.
+# A statement or description names code as context ("Settings of openConnection ..." describes a settings type,
+# not openConnection): the names it spells out are no evidence there. Questions and bare names keep theirs.
+STATEMENT_SYMBOL_WEIGHT = 0.0
 LONG_QUERY_WORDS = 60
 LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1}
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
@@ -78,6 +82,15 @@ class Hit:
     def to_result(self, snippet: str = "") -> CodeResult:
         """The public result shape (:class:`retrievers.results.CodeResult`)."""
         return code_result(self.path, self.start_line, self.end_line, self.symbol, self.kind, self.score, snippet)
+
+
+def blend_weights(query: str, long_query: bool, described: str | None) -> dict[str, float]:
+    """The weights of the evidence blend for a query (one place decides them)."""
+    if long_query:
+        return LONG_QUERY_WEIGHTS
+    if described is not None or (reads_as_prose(query) and not is_question(query)):
+        return {**WEIGHTS, "symbol": STATEMENT_SYMBOL_WEIGHT}
+    return WEIGHTS
 
 
 def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:

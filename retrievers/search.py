@@ -45,13 +45,12 @@ from .ranking import (
     LEXICAL_CANDIDATES,
     LONG_QUERY_DENSE_CHARS,
     LONG_QUERY_EXACT_WEIGHT,
-    LONG_QUERY_WEIGHTS,
     LONG_QUERY_WORDS,
     SYMBOL_EXACT_BONUS,
     SYMBOL_PREFIX_BONUS,
-    WEIGHTS,
     Hit,
     apply_kind_priors,
+    blend_weights,
     candidate_depth,
     collapse_duplicates,
     focus_factor,
@@ -492,7 +491,7 @@ class Searcher:
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
             if weights is None:
-                weights = LONG_QUERY_WEIGHTS if long_query else WEIGHTS
+                weights = blend_weights(query, long_query, described)
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
@@ -519,7 +518,7 @@ class Searcher:
             hits = hydrate(snapshot.connection, top, components)
             wants_type = described == "type"
             head = head_phrase(query) if kind_priors else []
-            # "Validator which ...": opening with the name of a base class describes a kind of it.
+            # "Checker which ...": opening with the name of a base class describes a kind of it.
             subclasses = subclasses_named_by(snapshot.connection, head if wants_type else head[:1])
             wants_type = wants_type or bool(subclasses)
             if wants_type:

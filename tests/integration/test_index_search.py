@@ -591,48 +591,48 @@ def test_name_coverage_counts_the_name_words_a_question_uses(built):
     assert coverage == {ids["GraphStore.delete_file"]: 1.0, ids["GraphStore.store_parse_result"]: pytest.approx(1 / 3)}
 
 
-VALIDATORS = """import re
+CHECKERS = """import re
 
 
-class Validator:
-    error = "Invalid value."
+class Checker:
+    problem = "Rejected input."
 
-    def __call__(self, value):
+    def __call__(self, text):
         raise NotImplementedError
 
 
-class Regexp(Validator):
-    def __init__(self, regex, flags=0):
-        self.regex = re.compile(regex, flags)
+class Pattern(Checker):
+    def __init__(self, expression, flags=0):
+        self.expression = re.compile(expression, flags)
 
-    def __call__(self, value):
-        if self.regex.match(value) is None:
-            raise ValueError(self.error)
-        return value
+    def __call__(self, text):
+        if self.expression.match(text) is None:
+            raise ValueError(self.problem)
+        return text
 
 
-class Length(Validator):
-    def __init__(self, low, high):
-        self.low, self.high = low, high
+class Bounds(Checker):
+    def __init__(self, smallest, largest):
+        self.smallest, self.largest = smallest, largest
 
-    def __call__(self, value):
-        if not self.low <= len(value) <= self.high:
-            raise ValueError(self.error)
-        return value
+    def __call__(self, text):
+        if not self.smallest <= len(text) <= self.largest:
+            raise ValueError(self.problem)
+        return text
 """
 
 
 def test_opening_with_a_base_class_name_describes_a_subclass(tmp_path):
     (tmp_path / "repo").mkdir()
-    (tmp_path / "repo" / "validators.py").write_text(VALIDATORS)
+    (tmp_path / "repo" / "checkers.py").write_text(CHECKERS)
     index = CodeIndex(tmp_path / "repo")
     index.update()
     searcher = Searcher(index)
     try:
-        hits, _ = searcher.search("Validator which succeeds if the value matches a regular expression", limit=5)
+        hits, _ = searcher.search("Checker which passes if the text matches a regular expression", limit=5)
         symbols = [hit.symbol for hit in hits]
         # The subclass comes before its own methods, and before its sibling.
-        assert symbols.index("Regexp") < symbols.index("Regexp.__call__"), symbols
-        assert "Length" not in symbols[:symbols.index("Regexp")], symbols
+        assert symbols.index("Pattern") < symbols.index("Pattern.__call__"), symbols
+        assert "Bounds" not in symbols[:symbols.index("Pattern")], symbols
     finally:
         searcher.close()

@@ -6,11 +6,11 @@ from retrievers.query_shape import described_kind, head_phrase
 
 
 @pytest.mark.parametrize("query", [
-    "A field that infers how to serialize, based on the value type.",
-    "An abstract class for objects with key-value pairs.",
-    "Raised if click attempted to handle an option that does not exist.",
+    "A column that guesses how to store a value from its runtime type.",
+    "An abstract class for containers of named settings.",
+    "Raised if the parser meets a flag nobody declared.",
     "Thrown when the connection pool is exhausted",
-    "Metaclass for the Schema class.",
+    "Metaclass for the Model class.",
     "where is the class that parses options",
     "which exception is raised for a missing parameter",
 ])
@@ -28,8 +28,8 @@ def test_a_named_callable_wins_over_the_article(query):
 
 
 @pytest.mark.parametrize("query", [
-    "Return the value for a given key from an object.",
-    "Check whether all elements compare equal.",
+    "Return the entry stored under a key in the cache.",
+    "Check whether the cache holds a fresh entry.",
     "Converts from a borrowed pair to a pair of borrows.",
     "Groups records by key and counts each group.",
     "Create an iterator that skips blank lines",
@@ -41,8 +41,8 @@ def test_a_verb_and_its_object_describe_a_callable(query):
 @pytest.mark.parametrize("query", [
     "Options of the parser that reads the config.",  # a plural noun, then "of"
     "Hooks that run before exit",
-    "Field that applies no formatting.",
-    "Validator which succeeds if the value is positive.",
+    "Column that applies no conversion.",
+    "Checker which passes if the number is positive.",
     "Parser",
 ])
 def test_a_noun_is_no_verb(query):
@@ -50,13 +50,13 @@ def test_a_noun_is_no_verb(query):
 
 
 def test_represents_opens_a_types_description():
-    assert described_kind("Represents a single retry attempt.") == "type"
+    assert described_kind("Represents a parsed configuration file.") == "type"
 
 
 @pytest.mark.parametrize("query", [
     "how are edges inserted into the graph?",
     "store_parse_result",
-    "The (standard) output as unicode string.",
+    "The (captured) error stream as a decoded string.",
     "",
     "   ",
     "... !!! 42",
@@ -68,9 +68,9 @@ def test_no_opinion(query):
 
 
 @pytest.mark.parametrize(("query", "head"), [
-    ("Validator which succeeds if value matches regex.", ["validator"]),
-    ("A IPv4 Network Interface field.", ["a", "ipv4", "network", "interface", "field"]),
-    ("Basic field from which other fields should extend.", ["basic", "field"]),
+    ("Checker which passes if the input matches a pattern.", ["checker"]),
+    ("A IPv6 Socket Address column.", ["a", "ipv6", "socket", "address", "column"]),
+    ("Basic column from which other columns should derive.", ["basic", "column"]),
     ("Raised when a string is passed", ["raised"]),
     ("", []),
     ("Session objects " + "lose their cookies after a redirect and then " * 10, []),  # an issue report

@@ -3,6 +3,8 @@
 import pytest
 
 from retrievers.query_parsing import code_tokens, mentioned_paths, name_evidence
+from retrievers.query_shape import described_kind
+from retrievers.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
 from retrievers.tokenize import tokenize_query
 
 
@@ -36,3 +38,18 @@ def test_a_questions_framing_words_are_no_name_evidence():
 def test_a_descriptions_words_all_count_as_name_evidence():
     description = "A class for the minimum type."
     assert set(name_evidence(description, tokenize_query(description))) == {"class", "minimum", "typ", "min"}
+
+
+@pytest.mark.parametrize(("query", "symbol_weight"), [
+    ("store_parse_result", WEIGHTS["symbol"]),  # a bare name asks for itself
+    ("GraphStore.store_parse_result edges", WEIGHTS["symbol"]),  # mostly code
+    ("how does store_parse_result write the edges?", WEIGHTS["symbol"]),  # a question about a named function
+    ("Settings of openConnection for a pooled database client.", STATEMENT_SYMBOL_WEIGHT),  # names code as context
+    ("Returns the parser that GraphStore uses.", STATEMENT_SYMBOL_WEIGHT),  # a description
+])
+def test_names_count_as_evidence_unless_a_statement_mentions_them(query, symbol_weight):
+    assert blend_weights(query, long_query=False, described=described_kind(query))["symbol"] == symbol_weight
+
+
+def test_an_issue_report_keeps_its_own_weights():
+    assert blend_weights("A crash " * 80, long_query=True, described=None) == LONG_QUERY_WEIGHTS
