@@ -44,9 +44,6 @@ BUDGET_S = LLM_TIMEOUT_S + 1.0
 RETRY_AFTER_S = 0.0
 SEARCHES_PER_MODE = 64
 THREADS = 4
-# After "hang" and "slow", calls the gateway gave up on still hold its worker threads until the HTTP client's
-# own timeout (llm_timeout_s + 1 s) ends them: let them drain so they don't slow the next mode down.
-DRAIN_S = LLM_TIMEOUT_S + 1.2
 
 REWRITE_TERMS = ["store_parse_result", "insert edges", "executemany"]
 QUESTIONS = [
@@ -362,8 +359,7 @@ def test_search_survives_llm_fault(mode, sample_index, server, ledger):
         with ThreadPoolExecutor(THREADS, thread_name_prefix=f"search-{mode}") as pool:
             outcomes = list(pool.map(lambda number: one_search(mode, context, number), range(SEARCHES_PER_MODE)))
     finally:
-        if mode in ("hang", "slow"):
-            time.sleep(DRAIN_S)
+        # No drain after "hang" or "slow": a call the gateway gave up on was cancelled with its HTTP request.
         reset_llm_state()
     row = ledger.add(mode, outcomes)
 
