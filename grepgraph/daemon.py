@@ -14,10 +14,12 @@ only then binds the socket: a socket that answers is a warm service.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import fcntl
 import json
 import logging
 import os
+import signal
 import socket
 import socketserver
 import struct
@@ -314,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--foreground", action="store_true", help="no idle exit")
     args = parser.parse_args(argv)
     configure_logging(1)  # stderr is the service's log file
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid>: every thread's stack into the log
     return serve(Path(args.repo).resolve(), Path(args.index_dir).resolve(), foreground=args.foreground)
 
 

@@ -42,13 +42,14 @@ import numpy as np
 from . import __version__
 from .cards import card_text, code_text, lexical_tokens, members_by_parent, returned_summary, type_summaries
 from .errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
+from .freshness import record_git_head
 from .generations import remove_unleased_generations
 from .model import Chunk, Edge, ProgressCallback
 from .parallel_parse import decode_source, parse_many
 from .query_shape import TYPE_KINDS
 from .scan import scan_changes
 from .segments import build_generation, load_segments
-from .settings import IndexSettings, ollama_url, resolve_index_settings
+from .settings import INDEX_DIRNAME, IndexSettings, ollama_url, resolve_index_settings
 from .store import INDEX_FORMAT, open_store, same_fingerprint, stored_form
 from .textstore import clear_texts, remove_texts, replace_texts, stored_bytes
 from .vector_sync import (
@@ -62,7 +63,6 @@ from .vector_sync import (
 
 log = logging.getLogger(__name__)
 
-INDEX_DIRNAME = ".grepgraph"
 # The raw-code view costs ~2x the card view to embed; above this many chunks the
 # default ("auto") embeds cards only, to keep a full index of a large repository
 # within minutes on a laptop CPU.
@@ -348,6 +348,7 @@ class CodeIndex:
             # Nothing to commit: still delete the generations readers held during earlier runs.
             self._remove_old_generations(keep=has_index[0])
         self._record_settings(connection)
+        record_git_head(connection, self.repo)
         summary.chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         summary.edges = connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
         views = self.views(summary.chunks)
@@ -534,8 +535,8 @@ class CodeIndex:
     def follow_stored_settings(self) -> bool:
         """Take the settings the index on disk was last built with; ``True`` when they changed.
 
-        A reader that stays open (``serve``, MCP) calls it when a new generation is committed: the
-        re-index may have switched the embedded views or the embedding model.
+        A reader that stays open (``serve``, MCP) calls it when a new generation or new vectors are
+        committed: the re-index may have switched the embedded views or the embedding model.
         """
         stored = self.stored_settings()
         if stored is None or stored == self.settings:

@@ -66,7 +66,6 @@ class IndexWatcher:
     def start(self) -> None:
         """Catch up with changes made while nobody watched, then follow new ones (background threads)."""
         self.state.watching = True
-        self._wake.set()  # the first pass: files changed since the last index, vectors left pending
         for target, name in ((self._follow, "grepgraph-watch"), (self._reindex_loop, "grepgraph-reindex")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -90,13 +89,19 @@ class IndexWatcher:
             def __call__(self, change: watchfiles.Change, path: str) -> bool:
                 return not path.startswith(ignored) and super().__call__(change, path)
 
+        caught_up = False
         try:
             for changes in watchfiles.watch(self.index.repo, watch_filter=RepositoryFilter(),
                                             debounce=self.debounce_ms, step=50, stop_event=self._stop,
-                                            rust_timeout=STOP_CHECK_MS, yield_on_timeout=False,
+                                            rust_timeout=STOP_CHECK_MS, yield_on_timeout=True,
                                             raise_interrupt=False):
-                self._changes.put(changes)
-                self._wake.set()
+                if changes or not caught_up:
+                    # The first pass (files changed since the last index, vectors left pending) waits until
+                    # the watcher runs, so nothing changed between that scan and the first event is missed.
+                    caught_up = True
+                    log.debug("%d changes in %s", len(changes), self.index.repo)
+                    self._changes.put(changes)
+                    self._wake.set()
         except Exception as error:  # the repository vanished, inotify limits reached
             log.warning("stopped following %s: %s", self.index.repo, error)
             self.state.last_error = f"not following changes: {error}"

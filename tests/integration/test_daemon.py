@@ -46,7 +46,7 @@ def commit(root: Path, message: str) -> None:
     """Commit every file of the work tree (a new repository on the first call)."""
     if not (root / ".git").exists():
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A", "--", ".", ":!.grepgraph"], cwd=root, check=True)
     subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", message], cwd=root, check=True)
 
 
@@ -236,3 +236,67 @@ def test_status_reports_the_indexed_commit_and_the_files_changed_since(repo: Pat
     text = grepgraph("status", str(repo), cwd=tmp_path).stdout
     assert f"index built at {commit}" in text
     assert "changed:    1 files since the index" in text
+
+
+def paths_matching(repo: Path, tmp_path: Path, text: str) -> set[str]:
+    answer = grepgraph("search", "--literal", text, "--json", "--limit", "100", "--repo", str(repo), "--no-llm",
+                       cwd=tmp_path)
+    assert answer.returncode == 0, answer.stderr
+    return {result["path"] for result in json.loads(answer.stdout)["results"]}
+
+
+def wait_for(predicate, timeout_s: float = 60.0) -> float:
+    """Seconds until ``predicate()`` held (fails the test after ``timeout_s``)."""
+    started = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - started < timeout_s, "the change never reached the index"
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
+def test_the_service_follows_created_modified_renamed_and_deleted_files(repo: Path, tmp_path: Path):
+    index_dir = repo / ".grepgraph"
+    assert grepgraph("daemon", "start", "--repo", str(repo), cwd=tmp_path).returncode == 0
+    assert running(index_dir)["watching"]
+
+    (repo / "graphstore" / "extra.py").write_text("def frobnicate_widgets(count):\n    return count * 2\n")
+    wait_for(lambda: paths_matching(repo, tmp_path, "frobnicate_widgets") == {"graphstore/extra.py"})
+    described = grepgraph("search", "frobnicate widgets", "--repo", str(repo), "--no-llm", cwd=tmp_path)
+    assert "graphstore/extra.py" in described.stdout.splitlines()[0], described.stdout
+
+    store = repo / "graphstore" / "store.py"
+    store.write_text(store.read_text() + "\n\ndef compact_edge_table(store):\n    return store\n")
+    wait_for(lambda: paths_matching(repo, tmp_path, "compact_edge_table") == {"graphstore/store.py"})
+
+    (repo / "graphstore" / "extra.py").rename(repo / "graphstore" / "renamed.py")
+    wait_for(lambda: paths_matching(repo, tmp_path, "frobnicate_widgets") == {"graphstore/renamed.py"})
+
+    (repo / "graphstore" / "renamed.py").unlink()
+    wait_for(lambda: paths_matching(repo, tmp_path, "frobnicate_widgets") == set())
+
+    wait_for(lambda: not running(index_dir).get("embedding") and running(index_dir).get("vectors_pending") == 0)
+    report = json.loads(grepgraph("status", str(repo), "--json", cwd=tmp_path).stdout)
+    assert report["changed_since_index"]["count"] == 0
+    assert report["service"]["watching"] and report["service"]["updates"] >= 4
+    assert report["vectors_pending_total"] == 0
+
+
+def test_a_branch_switch_is_reindexed_by_the_watching_service(repo: Path, tmp_path: Path):
+    def checkout(*arguments: str) -> None:
+        subprocess.run(["git", "checkout", "-q", *arguments], cwd=repo, check=True)
+
+    first = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=repo, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    checkout("-b", "feature")
+    for number in range(12):
+        (repo / "graphstore" / f"feature_{number}.py").write_text(f"def feature_step_{number}():\n    return 1\n")
+    commit(repo, "feature files")
+    checkout(first)  # the work tree is what the fixture indexed again
+    assert grepgraph("daemon", "start", "--repo", str(repo), cwd=tmp_path).returncode == 0
+    assert paths_matching(repo, tmp_path, "def feature_step_") == set()
+    checkout("feature")
+    wait_for(lambda: len(paths_matching(repo, tmp_path, "def feature_step_")) == 12)
+    checkout(first)
+    wait_for(lambda: paths_matching(repo, tmp_path, "def feature_step_") == set())
+    report = json.loads(grepgraph("status", str(repo), "--json", cwd=tmp_path).stdout)
+    assert report["head"]["branch"] == first
