@@ -47,30 +47,33 @@ class LocalTypes:
 
     def of_name(self, facts: FileFacts, scope: str, name: str) -> list[Key]:
         """Classes ``name`` holds in ``scope``: the innermost scope that types it decides."""
+        typed = self._typings(facts, scope, name)
+        return self._classes(facts, typed[0], name, typed[1]) if typed else []
+
+    def stated_elsewhere(self, facts: FileFacts, scope: str, name: str) -> bool:
+        """Whether the code types ``name`` only with classes from outside the repository (``dict``, ``bytes``)."""
+        typed = self._typings(facts, scope, name)
+        if typed is None:
+            return False
+        where, specs = typed
+        marker = (facts.path, where, "outside " + name)
+        if marker in self._in_progress or len(self._in_progress) >= MAX_TYPING_DEPTH:
+            return False
+        self._in_progress.add(marker)
+        try:
+            return all(self._outside(facts, where, spec) for spec in specs)
+        finally:
+            self._in_progress.discard(marker)
+
+    def _typings(self, facts: FileFacts, scope: str, name: str) -> tuple[str, list[str]] | None:
+        """The innermost scope around ``scope`` that states ``name``'s type, and what it states."""
         for prefix in [scope, *_enclosing(scope)]:
             if prefix != scope and self.resolver.is_class((facts.path, prefix)):
                 continue  # a class body is no scope for its methods' names
             specs = [spec for where, typed, spec in facts.types if typed == name and where == prefix]
             if specs:
-                return self._classes(facts, prefix, name, specs)
-        return []
-
-    def stated_elsewhere(self, facts: FileFacts, scope: str, name: str) -> bool:
-        """Whether the code types ``name`` only with classes from outside the repository (``dict``, ``bytes``)."""
-        for prefix in [scope, *_enclosing(scope)]:
-            if prefix != scope and self.resolver.is_class((facts.path, prefix)):
-                continue
-            specs = [spec for where, typed, spec in facts.types if typed == name and where == prefix]
-            if specs:
-                marker = (facts.path, prefix, "outside " + name)
-                if marker in self._in_progress or len(self._in_progress) >= MAX_TYPING_DEPTH:
-                    return False
-                self._in_progress.add(marker)
-                try:
-                    return all(self._outside(facts, prefix, spec) for spec in specs)
-                finally:
-                    self._in_progress.discard(marker)
-        return False
+                return prefix, specs
+        return None
 
     def _outside(self, facts: FileFacts, scope: str, spec: str) -> bool:
         """An annotation whose every name, or a call whose callee, lies outside the repository."""
@@ -85,8 +88,7 @@ class LocalTypes:
 
     def of_attribute(self, owner: Key, attribute: str) -> list[Key]:
         """Classes ``self.attribute`` holds in instances of ``owner`` (or of the classes it derives from)."""
-        for depth, cls in enumerate(self._class_and_bases(owner)):
-            path, symbol = cls
+        for path, symbol in self._class_and_bases(owner):
             facts = self.resolver.facts(path)
             assigned = [(where, typed, spec) for where, typed, spec in facts.types
                         if (typed in (f"self.{attribute}", f"this.{attribute}") and where.startswith(symbol + "."))
