@@ -36,6 +36,7 @@ from graphs.context import resolve_context
 from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInput
 from graphs.resources import get_searcher
 from grepgraph.http_guard import HostGuard, HostPolicy
+from grepgraph.status import index_report
 from retrievers import __version__
 from retrievers.index import CodeIndex, IndexError_
 from retrievers.results import CodeResult
@@ -155,6 +156,11 @@ class IndexStatus(TypedDict, total=False):
     settings_changes: dict[str, Any]  # what the next `grepgraph index` would change, and why
     versions: dict[str, str]
     updated_at: float
+    indexed_commit: dict[str, str]  # the git HEAD the last `grepgraph index` (or the watching service) saw
+    head: dict[str, str]  # the HEAD now
+    changed_since_index: dict[str, Any]  # files added / modified / removed since, a few paths
+    vectors_pending_total: int
+    service: dict[str, Any]  # the resident search service: running, watching, searches
     served_repos: list[str]
 
 
@@ -394,7 +400,8 @@ def create_server(repos: list[str]) -> MCPServer:
     @server.tool(annotations=READ_ONLY, description=(
         "What is indexed in a repository: file, chunk, test-chunk and edge counts, languages, embedded "
         "views, vectors still pending, build settings and versions, and `updated_at` (Unix time of the last "
-        "`grepgraph index`). `served_repos` lists every repository this server may search. Use it to check "
+        "`grepgraph index`), the git commit the index reflects and the files changed since, and whether a "
+        "service watches the repository. `served_repos` lists every repository this server may search. Use it to check "
         "that a repository is indexed and fresh before trusting an empty search; if it is not, the error "
         "says which `grepgraph index` command to run. " + repos_note
     ))
@@ -402,7 +409,7 @@ def create_server(repos: list[str]) -> MCPServer:
         target = _target(catalog, repo)
         context = _context(target)
         try:
-            status = CodeIndex(context.repo, context.index_dir or None).status()
+            status = index_report(CodeIndex(context.repo, context.index_dir or None))
         except IndexError_ as error:
             raise ToolError(str(error)) from None
         except sqlite3.DatabaseError as error:

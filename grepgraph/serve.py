@@ -450,7 +450,7 @@ def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
     @app.get("/health")
     async def health() -> dict:
         """Liveness plus, per served repository, whether its index is ready."""
-        states = await asyncio.gather(*(asyncio.to_thread(entry.index_state) for entry in catalog.entries))
+        states = await asyncio.gather(*(asyncio.to_thread(_health_of, entry) for entry in catalog.entries))
         served = [{"name": entry.name, "path": str(entry.path), "index_dir": str(entry.index_dir), **state}
                   for entry, state in zip(catalog.entries, states)]
         return {"status": "ok", "ready": all(item["index"] == "ready" for item in served), "repos": served}
@@ -461,6 +461,18 @@ def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(HostGuard, policy=HostPolicy.allowing(allowed_hosts, allowed_origins))  # outermost: first
     return app
+
+
+def _health_of(entry) -> dict:
+    """An index's state and, when ready, how current it is (commit, changed files, pending vectors, service)."""
+    from retrievers.index import CodeIndex
+
+    from .status import health_summary
+
+    state = entry.index_state()
+    if state["index"] == "ready":
+        state.update(health_summary(CodeIndex(entry.path, entry.index_dir)))
+    return state
 
 
 def _version() -> str:

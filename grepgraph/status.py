@@ -32,6 +32,16 @@ def index_report(index: CodeIndex) -> dict:
     return report
 
 
+def health_summary(index: CodeIndex) -> dict:
+    """The compact freshness of an index for ``/health``: commits, changed files, pending vectors, service."""
+    report = index_report(index)
+    service = report["service"]
+    return {"indexed_commit": report["indexed_commit"].get("commit", ""), "head": report["head"].get("commit", ""),
+            "changed_since_index": report["changed_since_index"]["count"],
+            "vectors_pending": report["vectors_pending_total"],
+            "service": "watching" if service.get("watching") else "running" if service["running"] else "none"}
+
+
 def freshness_lines(report: dict) -> list[str]:
     """The freshness part of a report as ``grepgraph status`` prints it."""
     indexed, head = report.get("indexed_commit") or {}, report.get("head") or {}

@@ -237,6 +237,8 @@ def test_index_status_reports_counts(stdio_session, repos):
         assert status[key] == expected[key], key
     assert status["chunks"] > status["test_chunks"] > 0 and status["edges"] > 0
     assert status["vectors_pending"] == {"card": 0, "code": 0}
+    assert status["changed_since_index"]["count"] == 0 and status["vectors_pending_total"] == 0
+    assert status["service"] == {"running": False}
     assert status["served_repos"] == [str(repos["indexed"].resolve()), str(repos["unindexed"].resolve())]
     assert payload(stdio_session["calls"]["status_by_name"]) == status
 

@@ -87,6 +87,9 @@ def test_health_reports_each_repository_and_its_index(served):
     by_name = {repo["name"]: repo for repo in body["repos"]}
     assert by_name["sample_repo"]["index"] == "ready"
     assert by_name["sample_repo"]["path"] == str(served["repo"])
+    # Not a git work tree, indexed as it is now, no service following it, every vector embedded.
+    assert {key: by_name["sample_repo"][key] for key in ("changed_since_index", "vectors_pending", "service")} == {
+        "changed_since_index": 0, "vectors_pending": 0, "service": "none"}
     assert by_name["bare"]["index"] == "missing"
     assert "grepgraph index" in by_name["bare"]["detail"]
     assert not (served["bare"] / ".grepgraph").exists()  # checking never creates an index
