@@ -52,15 +52,19 @@ def cmd_index(args: argparse.Namespace) -> int:
     """Build or update the index of a repository."""
     from retrievers.index import CodeIndex
 
+    from .status import pending_vectors
+
     repo = _repo_path(args.path)
     chroma_url = args.chroma_url if args.chroma_url is not None else outside_value("chroma_url", repo)
     index = CodeIndex(repo, args.index_dir, settings=_settings_from(args, repo), chroma_url=chroma_url)
-    progress, close = _progress_reporter(args.json or args.quiet)
+    progress, close = _progress_reporter(args.json or args.quiet, lambda: pending_vectors(index))
     try:
-        summary = index.update(progress=progress, rebuild=args.rebuild, embed=not args.no_embed,
-                               wait_for_lock=args.wait)
+        summary = index.update(progress=progress, rebuild=args.rebuild,
+                               embed=not (args.no_embed or args.vectors_later), wait_for_lock=args.wait)
     finally:
         close()
+    handed_over = (_hand_vectors_to_service(repo, index.index_dir)
+                   if args.vectors_later and summary.vectors_pending else "")
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
         return 0
@@ -70,15 +74,42 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(f"  files:   {summary.files} ({summary.files_changed} changed, {summary.files_removed} removed,"
           f" {summary.parse_errors} with parse errors)")
     print(f"  chunks:  {summary.chunks} ({summary.chunks_added} new, {chunks_per_s:.0f}/s), edges: {summary.edges}")
-    print(f"  vectors: {summary.vectors_embedded} embedded, {summary.vectors_pending} pending")
+    embedded = summary.phases.get("embed")
+    rate = f" ({summary.vectors_embedded / embedded:.1f}/s)" if embedded and summary.vectors_embedded else ""
+    print(f"  vectors: {summary.vectors_embedded} embedded{rate}, {summary.vectors_pending} pending{handed_over}")
     print(f"  skipped: {skipped}")
     return 0
 
 
-def _progress_reporter(silent: bool):
-    """A rich progress bar on stderr (or nothing), as ``(callback, close)``."""
-    if silent or not sys.stderr.isatty():
+def _hand_vectors_to_service(repo: Path, index_dir: Path) -> str:
+    """Have the repository's service embed the pending vectors (started if none runs); what to tell the user."""
+    from . import service_client as service
+
+    settings = resolve_service_settings(repo)
+    if not settings.watch:
+        return " (the search service does not watch this repository: run grepgraph index to embed them)"
+    try:
+        if service.request(index_dir, "catch_up").get("ok"):
+            return " (the running search service embeds them now; see grepgraph status)"
+    except (service.ServiceUnavailable, service.ServiceLost):
+        pass  # none runs (or one of another version, which stops on our request): start ours
+    reason = service.cannot_host_reason(index_dir)
+    if reason:
+        return f" (no search service can run here, {reason}: run grepgraph index to embed them)"
+    service.start_service(repo, index_dir)
+    return " (a search service starts and embeds them; searches rank by BM25 and names until then)"
+
+
+def _progress_reporter(silent: bool, pending: Any = None):
+    """Progress on stderr as ``(callback, close)``: a rich bar on a terminal, else ETA lines while embedding.
+
+    ``pending()`` counts the vectors still to embed, so the ETA covers every view, not just the current one.
+    """
+    if silent:
         return (lambda phase, done, total: None), (lambda: None)
+    eta = _EmbeddingETA(pending)
+    if not sys.stderr.isatty():
+        return eta.print_now_and_then, (lambda: None)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     bar = Progress(TextColumn("{task.description:>12}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -90,8 +121,57 @@ def _progress_reporter(silent: bool):
         if phase not in tasks:
             tasks[phase] = bar.add_task(phase, total=max(total, 1))
         bar.update(tasks[phase], completed=done, total=max(total, 1))
+        if eta.track(phase, done, total):
+            if "vectors" not in tasks:
+                tasks["vectors"] = bar.add_task("all vectors", total=max(eta.total, 1))
+            bar.update(tasks["vectors"], completed=eta.done, total=max(eta.total, 1))
 
     return update, bar.stop
+
+
+class _EmbeddingETA:
+    """The embedding rate measured so far, and the time left for every pending vector at that rate."""
+
+    PRINT_EVERY_S = 30.0
+
+    def __init__(self, pending: Any) -> None:
+        self.pending = pending
+        self.total = 0
+        self.done = 0
+        self._views: dict[str, int] = {}
+        self._started = 0.0
+        self._printed = 0.0
+
+    def track(self, phase: str, done: int, total: int) -> bool:
+        """Note an embedding phase's progress (``False`` for other phases)."""
+        if not phase.startswith("embed"):
+            return False
+        if not self._started:
+            self._started = time.monotonic()
+            self.total = self.pending() if self.pending else total
+        self._views[phase] = done
+        self.done = sum(self._views.values())
+        self.total = max(self.total, self.done)
+        return True
+
+    def describe(self) -> str:
+        """``1,200/2,500 vectors, 12.3/s, about 2 min left`` (empty before the first batch)."""
+        elapsed = time.monotonic() - self._started
+        if not self.done or elapsed <= 0:
+            return ""
+        rate = self.done / elapsed
+        left = (self.total - self.done) / rate
+        when = f"{left / 60:.0f} min" if left >= 90 else f"{left:.0f} s"
+        return f"{self.done:,}/{self.total:,} vectors, {rate:.1f}/s, about {when} left"
+
+    def print_now_and_then(self, phase: str, done: int, total: int) -> None:
+        """The callback without a terminal: a line every ``PRINT_EVERY_S`` while embedding."""
+        if not self.track(phase, done, total) or time.monotonic() - self._printed < self.PRINT_EVERY_S:
+            return
+        line = self.describe()
+        if line:
+            print(f"grepgraph: embedding: {line}", file=sys.stderr)
+            self._printed = time.monotonic()
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -376,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--chroma-url", help="use a Chroma server (http://host:port) instead of the embedded database;"
                        " remembered by the index (default: $GREPGRAPH_CHROMA_URL, else the URL it was built with;"
                        " \"\" switches back to the embedded database)")
+    index.add_argument("--vectors-later", action="store_true",
+                       help="return once the lexical index is ready (seconds); the repository's search service"
+                       " embeds the vectors in the background")
     index.add_argument("--wait", action="store_true", help="wait for another indexer instead of exiting")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.add_argument("--quiet", action="store_true", help="no progress bar")

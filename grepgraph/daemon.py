@@ -140,6 +140,11 @@ class SearchService:
             return {"error": "version", "version": self.version, "detail": "the service runs another version"}
         if op == "ping":
             return {"ok": True, "version": self.version}
+        if op == "catch_up":  # an index run left vectors (``index --vectors-later``): embed them
+            if self.watcher is None:
+                return {"error": "not watching", "detail": "the service does not watch this repository"}
+            self.watcher.catch_up()
+            return {"ok": True}
         if op == "search":  # only searches keep the service from exiting when idle (not status polls)
             self.begin()
             try:

@@ -101,6 +101,9 @@ class MiniLMEmbedder:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
+            # Idle threads sleep instead of spinning: on a busy 2-core machine spinning threads fought the
+            # other work for the cores (160 code chunks: 4.6-6.7 texts/s spinning, 11.7-14.7 not).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.log_severity_level = 3
             session = onnxruntime.InferenceSession(
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]

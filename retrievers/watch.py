@@ -79,6 +79,10 @@ class IndexWatcher:
             thread.join(timeout_s)
         self.state.watching = False
 
+    def catch_up(self) -> None:
+        """Look for changes and pending vectors now (another process indexed: its vectors may be pending)."""
+        self._wake.set()
+
     # ---------------------------------------------------------------- following
     def _follow(self) -> None:
         import watchfiles

