@@ -41,8 +41,18 @@ class Context:
     chroma_url: str = _setting("", "A Chroma server URL (http://host:port) instead of the embedded database.")
     limit: int = _setting(10, "Results returned when the input does not say.")
     llm_enabled: bool = _setting(True, "Allow the local LLM at all (rewrite and rerank). False: never call it.")
-    llm_base_url: str = _setting(DEFAULT_LLM_BASE_URL, "Ollama server URL (chat, and embeddings for ollama:<model>).")
-    llm_model: str = _setting("qwen2.5:3b", "Ollama chat model used for rewriting and reranking.")
+    llm_provider: str = _setting(
+        "ollama", "How to talk to the LLM server: ollama (its /api/chat) or openai (any OpenAI-compatible "
+                  "/v1/chat/completions: llama.cpp's server, LM Studio, vLLM, a hosted endpoint).",
+        ("ollama", "openai"))
+    llm_base_url: str = _setting(
+        DEFAULT_LLM_BASE_URL, "LLM server URL: Ollama's (also for ollama:<model> embeddings), or an OpenAI-compatible "
+                              "base URL ending in /v1 (llama.cpp: http://127.0.0.1:8080/v1).")
+    llm_model: str = _setting("qwen2.5-coder:1.5b", "Chat model used for rewriting and reranking (Ollama tag, or the "
+                                                    "OpenAI-compatible server's model name).")
+    llm_api_key: str = _setting(
+        "", "API key for an OpenAI-compatible endpoint that needs one (set GREPGRAPH_LLM_API_KEY; never logged or "
+            "traced). Empty: none is sent.", secret=True)
     llm_timeout_s: float = _setting(8.0, "Seconds one LLM call may take before search goes on without it.")
     llm_retry_after_s: float = _setting(
         30.0, "After the LLM was unreachable or failed, seconds before it is tried again (no per-query timeouts)."
@@ -61,8 +71,12 @@ class Context:
     strong_lexical_gap_ratio: float = _setting(
         0.2, "Relative gap (top - second) / top that, with a strong top score, makes rewriting or reranking pointless."
     )
-    rerank_top_n: int = _setting(20, "Candidates shown to the LLM reranker.")
-    rerank_snippet_chars: int = _setting(500, "Characters of each candidate shown to the reranker.")
+    rerank_top_n: int = _setting(8, "Candidates shown to the LLM reranker.")
+    rerank_snippet_chars: int = _setting(
+        160, "Characters of each candidate's card (signature and docstring summary) shown to the reranker.")
+    llm_query_chars: int = _setting(
+        600, "Characters of the query the LLM is shown; a longer input (an issue report) is cut to its opening, "
+             "error lines and the code names it mentions.")
     rerank_keep_weight: float = _setting(
         0.7, "How much of the fused order the top ranks keep after reranking (0: LLM order only, 1: ignore the LLM)."
     )

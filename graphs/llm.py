@@ -2,17 +2,20 @@
 
 Every call goes through :class:`LLMGateway`, which
 
-- checks the Ollama server's reachability once (a TCP connect) and remembers the
-  answer for ``llm_retry_after_s``, so a machine without Ollama pays no per-query timeout;
+- speaks Ollama's protocol or an OpenAI-compatible server's (``llm_provider``; the clients are built in
+  :mod:`graphs.llm_providers`) and asks for JSON constrained by each stage's schema;
+- checks the server's reachability once (a TCP connect) and remembers the answer for
+  ``llm_retry_after_s``, so a machine without an LLM server pays no per-query timeout;
 - bounds each call by ``llm_timeout_s`` of wall time (streamed replies included), or by less when
   the run's deadline comes sooner, and then cancels the call: the request runs as a task on one
   event-loop thread, so cancelling it closes its HTTP connection and no thread stays behind;
-- turns every failure — refused, timed out, HTTP error, reset, garbage, wrong shape —
-  into ``None`` plus an outcome string for the trace;
+- turns every failure — refused, timed out, HTTP error (401/404/429/5xx), reset, garbage, wrong shape,
+  a reply from another model than the one asked for — into ``None`` plus an outcome string for the trace
+  (an API key never appears in it, nor in the log);
 - caches rewrites by (query, intent, model).
 
-Tests inject any LangChain chat model (``chat_model=``); production builds a
-``langchain_ollama.ChatOllama`` pointed at ``llm_base_url``.
+Tests inject any LangChain chat model (``chat_model=``); production builds ``ChatOllama`` or ``ChatOpenAI``
+pointed at ``llm_base_url``.
 """
 
 from __future__ import annotations
@@ -31,17 +34,26 @@ from urllib.parse import urlparse
 
 from .deadline import time_left
 from .heuristics import parse_json_object
+from .llm_providers import (
+    JsonSchema,
+    build_chat_model,
+    client_missing,
+    constrained,
+    reply_model,
+    same_model,
+    token_counts,
+)
 
 log = logging.getLogger(__name__)
 
 CONNECT_PROBE_TIMEOUT_S = 0.25
 REWRITE_CACHE_SIZE = 512
 
-_health: dict[str, tuple[bool, float]] = {}
+_health: dict[tuple[str, str], tuple[bool, float]] = {}
 _health_lock = threading.Lock()
 _rewrite_cache: OrderedDict[tuple, dict] = OrderedDict()
 _rewrite_lock = threading.Lock()  # graph runs in parallel threads read and write it
-# One ChatOllama per (base_url, model, timeout): building one loads the CA bundle twice (~80 ms of CPU),
+# One client per (provider, base_url, model, timeout, key): building one loads the CA bundle twice (~80 ms of CPU),
 # which every call paid while the gateway was rebuilt per node run. The client is thread-safe.
 _chat_models: dict[tuple, Any] = {}
 _chat_models_lock = threading.Lock()
@@ -56,10 +68,11 @@ class LLMReply:
     value: dict | None
     outcome: str
     milliseconds: float
+    tokens: dict[str, int] | None = None  # prompt / output (/ cached) tokens, as the server reported them
 
 
 def reset_llm_state() -> None:
-    """Forget reachability, cached rewrites and clients (tests, or after starting Ollama)."""
+    """Forget reachability, cached rewrites and clients (tests, or after starting an LLM server)."""
     with _health_lock:
         _health.clear()
     with _rewrite_lock:
@@ -101,51 +114,58 @@ def _probe(base_url: str) -> bool:
 
 def _is_connection_failure(error: BaseException) -> bool:
     name = type(error).__name__
-    return isinstance(error, (ConnectionError, OSError)) or name in ("ConnectError", "ConnectTimeout") or (
-        name.endswith("Timeout"))
+    # httpx's names (Ollama's client) and the openai library's, which wraps them.
+    return isinstance(error, (ConnectionError, OSError)) or name in (
+        "ConnectError", "ConnectTimeout", "APIConnectionError", "APITimeoutError") or name.endswith("Timeout")
 
 
 class LLMGateway:
     """Guarded JSON calls to a chat model."""
 
     def __init__(self, base_url: str, model: str, timeout_s: float, retry_after_s: float,
-                 chat_model: Any | None = None) -> None:
+                 chat_model: Any | None = None, provider: str = "ollama", api_key: str = "") -> None:
         """Configure the gateway; with ``chat_model`` given, reachability checks are skipped."""
+        self.provider = provider
         self.base_url = base_url
         self.model = model
         self.timeout_s = timeout_s
         self.retry_after_s = retry_after_s
+        self._api_key = api_key  # never logged, traced or shown: see _redacted
         self._chat_model = chat_model
         self._injected = chat_model is not None
 
+    def __repr__(self) -> str:
+        return f"LLMGateway({self.provider}, {self.base_url!r}, {self.model!r})"
+
     def _model(self) -> Any:
         if self._chat_model is None:
-            key = (self.base_url, self.model, self.timeout_s)
+            key = (self.provider, self.base_url, self.model, self.timeout_s, hash(self._api_key))
             with _chat_models_lock:
                 if key not in _chat_models:
-                    from langchain_ollama import ChatOllama
-
-                    _chat_models[key] = ChatOllama(
-                        model=self.model, base_url=self.base_url, temperature=0, format="json",
-                        # The wall-clock bound in call_json is the real limit (it cancels the request); the HTTP
-                        # client's own timeout sits just above it, a backstop that is always reported as a timeout.
-                        client_kwargs={"timeout": self.timeout_s + 1.0}, num_predict=400,
-                    )
+                    _chat_models[key] = build_chat_model(self.provider, self.base_url, self.model, self.timeout_s,
+                                                         self._api_key)
                 self._chat_model = _chat_models[key]
         return self._chat_model
+
+    def _redacted(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
 
     def available(self) -> tuple[bool, str]:
         """Whether to try the LLM now; cached for ``retry_after_s``."""
         if self._injected:
             return True, "injected model"
+        missing = client_missing(self.provider)
+        if missing:
+            return False, missing
+        where = (self.provider, self.base_url)
         with _health_lock:
             now = time.monotonic()  # read under the lock, so never before a mark another thread just made
-            cached = _health.get(self.base_url)
+            cached = _health.get(where)
             if cached and now - cached[1] < self.retry_after_s:
                 return cached[0], "reachable (cached)" if cached[0] else "unreachable (cached)"
         reachable = _probe(self.base_url)
         with _health_lock:
-            _health[self.base_url] = (reachable, now)
+            _health[where] = (reachable, now)
         if not reachable:
             log.info("no LLM server answers at %s: searching without it for %gs", self.base_url, self.retry_after_s)
         return reachable, "reachable" if reachable else f"unreachable ({self.base_url})"
@@ -153,7 +173,7 @@ class LLMGateway:
     def _mark_down(self) -> None:
         if not self._injected:
             with _health_lock:
-                _health[self.base_url] = (False, time.monotonic())
+                _health[(self.provider, self.base_url)] = (False, time.monotonic())
 
     def _failed(self, outcome: str, milliseconds: float, level: int = logging.WARNING) -> LLMReply:
         """The reply of a call that gave nothing usable, logged (the node's trace names it too)."""
@@ -161,12 +181,14 @@ class LLMGateway:
                 milliseconds)
         return LLMReply(None, outcome, milliseconds)
 
-    def call_json(self, messages: list[tuple[str, str]], deadline: float | None = None) -> LLMReply:
+    def call_json(self, messages: list[tuple[str, str]], deadline: float | None = None,
+                  schema: JsonSchema | None = None) -> LLMReply:
         """Send messages, expect one JSON object back; never raises.
 
         Args:
             messages: ``(role, text)`` pairs.
             deadline: The run's deadline (``time.time()`` seconds); the call is cut short to end by then.
+            schema: The object asked for; the server constrains its output to it (JSON mode without one).
         """
         started = time.perf_counter()
         def elapsed() -> float:
@@ -178,6 +200,8 @@ class LLMGateway:
         if not ok:
             return LLMReply(None, f"skipped: {why}", elapsed())
         model = self._model()
+        if not self._injected:
+            model = constrained(model, self.provider, schema)
         # One wall-clock budget for the whole call: building the client (first use imports it) counts too.
         remaining = self.timeout_s - (time.perf_counter() - started)
         left = time_left(deadline)
@@ -195,14 +219,17 @@ class LLMGateway:
         except Exception as error:  # noqa: BLE001 - any client failure means "search without the LLM"
             if _is_connection_failure(error) or "status" in str(error).lower() or hasattr(error, "status_code"):
                 self._mark_down()
-            return self._failed(f"error: {type(error).__name__}: {str(error)[:120]}", elapsed())
+            return self._failed(f"error: {type(error).__name__}: {self._redacted(str(error))[:120]}", elapsed())
+        answered = reply_model(message)
+        if not self._injected and not same_model(self.model, answered):
+            return self._failed(f"invalid reply: answered by model {answered[:60]!r}, not {self.model!r}", elapsed())
         content = getattr(message, "content", message)
         if not isinstance(content, str):
             return self._failed("error: non-text reply", elapsed())
         value = parse_json_object(content)
         if value is None:
             return self._failed("invalid reply: no JSON object", elapsed())
-        return LLMReply(value, "ok", elapsed())
+        return LLMReply(value, "ok", elapsed(), token_counts(message))
 
     # ------------------------------------------------------------------ cache
     def cached_rewrite(self, key: tuple) -> dict | None:

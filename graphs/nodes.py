@@ -16,7 +16,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from prompts import render_prompt
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.grep import PatternError, compile_pattern
 from retrievers.results import code_result
@@ -36,6 +35,7 @@ from .heuristics import (
     should_rewrite,
     snippet,
 )
+from .prompt_inputs import REWRITE_SCHEMA, query_digest, rerank_messages, rerank_schema, rewrite_messages
 from .resources import get_gateway, get_searcher
 from .state import SearchState
 
@@ -47,6 +47,8 @@ MODES = ("auto", "literal", "regex")
 # Added to the RRF score of a candidate holding text pasted from the code (RRF scores stay below 0.2).
 EXACT_MERGE_BONUS = 1.0
 CANDIDATE_TEXT_CHARS = 1500
+# Related symbols the rewrite prompt lists (names the model may pick instead of inventing its own).
+REWRITE_SYMBOLS = 8
 # Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
 TEST_WORDS = re.compile(
     r"\b(?:tests? (?:for|of|that|which|covering)|unit tests?|tested|test (?:cases?|suite|files?)|fixtures?|"
@@ -310,22 +312,20 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
         return {"rewrite_terms": [], "rewrite_attempts": attempts,
                 "trace": _trace("rewrite", started, decision="fallback: original query only", llm=f"skipped: {why}")}
     searcher = get_searcher(context)
-    hits, _ = searcher.search(state["query"][:2000], 15, focus="all", dense=False,
-                              generation=state.get("index_generation"))
-    symbols = "\n".join(f"- {h.symbol} — {h.path}" for h in hits) or "(none)"
-    prompt = render_prompt("rewrite", query=state["query"][:6000], intent=state.get("intent", ""), symbols=symbols)
-    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)],
-                              deadline=state.get("deadline"))
+    hits, _ = searcher.search(query_digest(state["query"], context.llm_query_chars), REWRITE_SYMBOLS, focus="all",
+                              dense=False, generation=state.get("index_generation"))
+    messages = rewrite_messages(state["query"], state.get("intent", ""), [(h.symbol, h.path) for h in hits],
+                                context.llm_query_chars)
+    reply = gateway.call_json(messages, deadline=state.get("deadline"), schema=REWRITE_SCHEMA)
     terms = clean_terms((reply.value or {}).get("terms"))
+    usage = {"llm_ms": reply.milliseconds, **({"llm_tokens": reply.tokens} if reply.tokens else {})}
     if not terms:
         outcome = reply.outcome if reply.value is None else "invalid reply: no usable terms"
         return {"rewrite_terms": [], "rewrite_attempts": attempts,
-                "trace": _trace("rewrite", started, decision="fallback: original query only", llm=outcome,
-                                llm_ms=reply.milliseconds)}
+                "trace": _trace("rewrite", started, decision="fallback: original query only", llm=outcome, **usage)}
     gateway.remember_rewrite(key, {"terms": terms})
     return {"rewrite_terms": terms, "rewrite_attempts": attempts,
-            "trace": _trace("rewrite", started, decision="rewritten", terms=terms, llm=reply.outcome,
-                            llm_ms=reply.milliseconds)}
+            "trace": _trace("rewrite", started, decision="rewritten", terms=terms, llm=reply.outcome, **usage)}
 
 
 def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
@@ -427,14 +427,10 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     if not available:
         return {"trace": _trace("rerank", started, decision="fallback: fused order kept", llm=f"skipped: {why}")}
     top = fused[: context.rerank_top_n]
-    candidates = "\n\n".join(
-        f"[{number}] {hit['path']}:{hit['start_line']}-{hit['end_line']} {hit['symbol']}\n"
-        f"{hit['text'][: context.rerank_snippet_chars]}" for number, hit in enumerate(top, start=1)
-    )
-    prompt = render_prompt("rerank", query=state["query"][:4000], intent=state.get("intent", ""),
-                           candidates=candidates)
-    reply = gateway.call_json([("system", "You reply with JSON only."), ("human", prompt)],
-                              deadline=state.get("deadline"))
+    messages = rerank_messages(state["query"], state.get("intent", ""), top, context.rerank_snippet_chars,
+                               context.llm_query_chars)
+    reply = gateway.call_json(messages, deadline=state.get("deadline"), schema=rerank_schema(len(top)))
+    usage = {"llm_ms": reply.milliseconds, **({"llm_tokens": reply.tokens} if reply.tokens else {})}
     ranking = (reply.value or {}).get("ranking")
     order: list[int] = []
     if isinstance(ranking, list):
@@ -447,8 +443,7 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
                 order.append(number - 1)
     if not order:
         outcome = reply.outcome if reply.value is None else "invalid reply: no valid indices"
-        return {"trace": _trace("rerank", started, decision="fallback: fused order kept", llm=outcome,
-                                llm_ms=reply.milliseconds)}
+        return {"trace": _trace("rerank", started, decision="fallback: fused order kept", llm=outcome, **usage)}
     ids = [hit["id"] for hit in top]
     blended = blend_rerank(ids, [ids[i] for i in order], context.rerank_keep_weight)
     by_id = {hit["id"]: hit for hit in top}
@@ -457,7 +452,7 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     reranked = [{**by_id[i], "score": score} for i, score in zip(blended, scores)] + fused[len(top):]
     dropped = (len(ranking) if isinstance(ranking, list) else 0) - len(order)
     return {"fused": reranked,
-            "trace": _trace("rerank", started, decision="reranked", llm=reply.outcome, llm_ms=reply.milliseconds,
+            "trace": _trace("rerank", started, decision="reranked", llm=reply.outcome, **usage,
                             ranked=len(order), invalid_indices_dropped=max(dropped, 0))}
 
 

@@ -38,4 +38,5 @@ def forget_searchers() -> None:
 def get_gateway(context: Context, chat_model: Any | None = None) -> LLMGateway:
     """An LLM gateway for the context's settings (cheap; reachability state is shared)."""
     return LLMGateway(context.llm_base_url, context.llm_model, context.llm_timeout_s,
-                      context.llm_retry_after_s, chat_model=chat_model)
+                      context.llm_retry_after_s, chat_model=chat_model, provider=context.llm_provider,
+                      api_key=context.llm_api_key)

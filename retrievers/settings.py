@@ -49,9 +49,14 @@ DEFAULT_LLM_BASE_URL = "http://localhost:11434"
 CALLER, ENVIRONMENT, FILE, INDEX, DEFAULT = "caller", "environment", "grepgraph.toml", "index", "default"
 
 
-def setting(default: Any, description: str, choices: tuple[str, ...] = ()) -> Any:
-    """A settings field: its default, what it does, and (for a few) the values it accepts."""
-    return field(default=default, metadata={"description": description, "choices": choices})
+def setting(default: Any, description: str, choices: tuple[str, ...] = (), secret: bool = False) -> Any:
+    """A settings field: its default, what it does, and (for a few) the values it accepts.
+
+    A ``secret`` (an API key) is left out of the dataclass's ``repr``, so printing or logging the settings
+    never shows it; set it in the environment (``GREPGRAPH_<NAME>``) rather than in a file.
+    """
+    return field(default=default, repr=not secret,
+                 metadata={"description": description, "choices": choices, "secret": secret})
 
 
 @dataclass

@@ -22,6 +22,10 @@ Endpoints:
     ignore the mode (only a closed listener stops them), like a real server that is up but failing.
     Anything else is a 404 "404 page not found", as from Ollama.
 
+The same server speaks the OpenAI-compatible protocol too (``GET /v1/models``, ``POST /v1/chat/completions``,
+following the modes below; see ``tests/openai_protocol.py``), so ``ChatOpenAI`` meets it as it meets
+llama.cpp's server or a hosted endpoint.
+
 Every response closes its connection (``Connection: close``), so no pooled connection outlives a mode change.
 
 Modes (``server.mode``; set it from the test thread between requests; unknown names raise ``ValueError``):
@@ -54,6 +58,9 @@ Modes (``server.mode``; set it from the test thread between requests; unknown na
     ``"reset"``: sends the status line and the first NDJSON line (half the body when not streamed), then
         resets the connection (SO_LINGER 0, close: a TCP RST).
     ``"wrong_model"``: a normal reply whose ``model`` field is ``wrong_model_name``, not the requested model.
+    ``"http_401"`` / ``"http_404"`` / ``"http_429"``: that status (a bad key, an unknown model, a rate limit).
+    ``"forward"``: chat requests go on to the real OpenAI-compatible server at ``forward_url`` (``/api/chat``
+        translated, so the real ``ChatOllama`` client meets a real model); the reply keeps the asked model name.
 
 Chat and generate follow every mode, embed every one but "think"; ``/api/tags`` and ``/api/show`` only
 "hang", "http_500" and "http_503"; ``/`` and ``/api/version`` none. ``requests`` records every POST body in
@@ -76,6 +83,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests import openai_protocol
 from tests.processes import free_port
 
 MODES = frozenset(
@@ -93,6 +101,10 @@ MODES = frozenset(
         "think",
         "reset",
         "wrong_model",
+        "http_401",
+        "http_404",
+        "http_429",
+        "forward",
     }
 )
 DEFAULT_REPLY = "Hello from the Ollama test server."
@@ -103,6 +115,9 @@ THINKING = "The user wants an answer. Let me think about it."
 THINK_BLOCK = f"<think>\n{THINKING}\n</think>\n\n"
 OLLAMA_VERSION = "0.13.0"
 ERROR_MESSAGES = {
+    401: "unauthorized",
+    404: "model not found",
+    429: "too many requests",
     500: "llama runner process has terminated: exit status 2",
     503: "server busy, please try again.  maximum pending requests exceeded",
 }
@@ -186,6 +201,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_text(200, "Ollama is running")
         elif self.path == "/api/version":
             self._send_json(200, {"version": OLLAMA_VERSION})
+        elif self.path == "/v1/models":
+            if self._failed_before_reply(owner.mode, openai=True):
+                return
+            self._send_json(200, openai_protocol.models_list(owner.models))
         elif self.path == "/api/tags":
             if self._failed_before_reply(owner.mode):
                 return
@@ -211,29 +230,85 @@ class _Handler(BaseHTTPRequestHandler):
             "/api/generate": self._answer_completion,
             "/api/embed": self._answer_embed,
             "/api/show": self._answer_show,
+            "/v1/chat/completions": self._answer_openai_chat,
         }
         handler = handlers.get(self.path)
         if handler is None:
             self._send_text(404, "404 page not found")
             return
-        if self._failed_before_reply(mode):
+        if self._failed_before_reply(mode, openai=self.path.startswith("/v1/")):
+            return
+        if mode == "forward" and self.path == "/api/chat":
+            self._forward_ollama_chat(body)
             return
         handler(body, mode)
 
     # --- endpoints -----------------------------------------------------------------------------------------
 
-    def _failed_before_reply(self, mode: str) -> bool:
+    def _failed_before_reply(self, mode: str, openai: bool = False) -> bool:
         """Handle the modes that fail before any reply is produced; True when the request is done."""
         owner = self.server.owner
         if mode == "hang":
             owner._stopping.wait(owner.hang_s)
             self.close_connection = True
             return True
-        if mode in ("http_500", "http_503"):
+        if mode.startswith("http_"):
             status = int(mode.removeprefix("http_"))
-            self._send_json(status, {"error": ERROR_MESSAGES[status]})
+            body = openai_protocol.error_body(status) if openai else {"error": ERROR_MESSAGES[status]}
+            self._send_json(status, body)
             return True
         return False
+
+    def _answer_openai_chat(self, body: dict[str, Any], mode: str) -> None:
+        """``/v1/chat/completions``: a ``chat.completion`` (or its SSE stream) following the mode."""
+        owner = self.server.owner
+        if mode == "forward":
+            status, reply = openai_protocol.forward(owner.forward_url, body, owner.hang_s)
+            self._send_json(status, reply)
+            return
+        try:
+            content = owner.responder(body)
+        except Exception as error:  # noqa: BLE001 - a scripted responder's bug, reported as a server error
+            self._send_json(500, {"error": {"message": f"test server responder failed: {error!r}"}})
+            return
+        content = {"garbage": GARBAGE_REPLY, "wrong_shape": WRONG_SHAPE_REPLY,
+                   "think": THINK_BLOCK + content}.get(mode, content)
+        model = self._reply_model(body, mode)
+        if body.get("stream"):
+            events = openai_protocol.stream_events(model, split_pieces(content, owner.pieces), body)
+            if mode == "wrong_shape_stream":
+                events = [b'data: {"foo": 1}\n\n'] * len(events)
+            self._start_response(200, "text/event-stream", chunked=True)
+            for number, event in enumerate(events):
+                if mode == "slow" and owner._stopping.wait(owner.delay_s):
+                    self._reset()
+                    return
+                self._write_chunk(event[: len(event) // 2] if mode == "invalid_json_stream" and number else event)
+                if mode == "reset" and number == 0:
+                    self._reset()
+                    return
+            self._write_chunk(b"")
+            return
+        reply = {"foo": 1} if mode == "wrong_shape_stream" else openai_protocol.completion(model, content, body)
+        self._send_single(reply, mode)
+
+    def _forward_ollama_chat(self, body: dict[str, Any]) -> None:
+        """``/api/chat`` answered by the real model at ``forward_url``, streamed back as Ollama does."""
+        owner = self.server.owner
+        status, reply = openai_protocol.forward(owner.forward_url, openai_protocol.ollama_to_openai(body),
+                                                owner.hang_s)
+        if status != 200:
+            self._send_json(status, {"error": reply.get("error", {}).get("message", "forwarding failed")})
+            return
+        content, counts = openai_protocol.forwarded_content(reply)
+        model = str(body.get("model", ""))
+        parts = [self._part(model, True, piece=piece) for piece in split_pieces(content, owner.pieces)]
+        final = self._part(model, True, piece="", done=True, body=body, eval_count=counts.get("completion_tokens", 1))
+        final["prompt_eval_count"] = counts.get("prompt_tokens", final["prompt_eval_count"])
+        if body.get("stream", True) is False:
+            self._send_single(self._merge(parts, final, True), "ok")
+        else:
+            self._send_stream(parts, final, "ok")
 
     def _answer_completion(self, body: dict[str, Any], mode: str) -> None:
         owner = self.server.owner
@@ -486,6 +561,7 @@ class OllamaTestServer:
         embedding_dim: The length of ``/api/embed`` vectors when the request does not ask for ``dimensions``.
         models: The model names ``/api/tags`` lists and ``/api/show`` knows.
         wrong_model_name: The ``model`` field sent back in "wrong_model" mode.
+        forward_url: The real OpenAI-compatible server (``.../v1``) that "forward" mode passes chat requests to.
     """
 
     def __init__(
@@ -501,6 +577,7 @@ class OllamaTestServer:
         embedding_dim: int = 64,
         models: tuple[str, ...] | list[str] = DEFAULT_MODELS,
         wrong_model_name: str = "llama3.2:1b",
+        forward_url: str = "",
     ) -> None:
         """Configure the server; ``start()`` (or ``with``) opens the listener."""
         _check_mode(mode)
@@ -512,6 +589,7 @@ class OllamaTestServer:
         self.embedding_dim = embedding_dim
         self.models = list(models)
         self.wrong_model_name = wrong_model_name
+        self.forward_url = forward_url
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self._posts: list[tuple[str, dict[str, Any]]] = []

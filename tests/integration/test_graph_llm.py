@@ -1,4 +1,4 @@
-"""The real graph and the real ``ChatOllama`` client against the Ollama-protocol test server, mode by mode.
+"""The real graph and the real ``ChatOllama`` / ``ChatOpenAI`` clients against the protocol test server, mode by mode.
 
 Whatever the server does — answer, stall, hang, fail, reset, talk nonsense or not listen at all —
 a search must still come back with results, within ``llm_timeout_s`` plus a little, and its
@@ -43,8 +43,26 @@ FAILURES = {
     "wrong_shape_stream": ("error:",) * 2,
     "reset": ("error:",) * 2,
     "refuse": ("skipped: unreachable",) * 2,
+    "wrong_model": ("invalid reply: answered by model 'llama3.2:1b'",) * 2,
+    "http_401": ("error: ResponseError",) * 2,
+    "http_404": ("error: ResponseError",) * 2,
+    "http_429": ("error: ResponseError",) * 2,
 }
-SUCCESSES = ("ok", "think", "wrong_model")
+SUCCESSES = ("ok", "think")
+# The same faults met by the OpenAI-compatible client (its errors carry the HTTP status too). A slow reply is
+# one JSON body there, sent after one pause that fits the timeout: "hang" covers the timeout.
+OPENAI_FAILURES = {
+    **{mode: expected for mode, expected in FAILURES.items() if mode != "slow"},
+    "hang": (TIMED_OUT[:1] + ("error: APITimeoutError", "error: OpenAIAPITimeoutError"),) * 2,
+    # langchain-openai re-raises the SDK's errors under its own names; the status is in the message.
+    "http_401": ("error: OpenAIAuthenticationError",) * 2,
+    "http_404": ("error: OpenAIModelNotFoundError",) * 2,
+    "http_429": ("error: OpenAIRateLimitError",) * 2,
+    "http_500": ("error: OpenAI",) * 2,
+    "http_503": ("error: OpenAI",) * 2,
+}
+CASES = [*(("ollama", mode) for mode in (*SUCCESSES, *FAILURES)),
+         *(("openai", mode) for mode in (*SUCCESSES, *OPENAI_FAILURES))]
 
 
 def prompt_text(request: dict) -> str:
@@ -69,6 +87,9 @@ def sample_index(tmp_path_factory) -> dict[str, str]:
     # Open the searcher and load the query embedder once, so timed searches measure the LLM path.
     forget_searchers()
     graph.invoke({"query": "warm up", "rewrite": False, "rerank": False}, context=context)
+    import langchain_ollama  # noqa: F401 - imported once here, not inside a timed 1 s call
+    import langchain_openai  # noqa: F401
+
     yield context
     forget_searchers()
 
@@ -91,8 +112,14 @@ def server():
         yield running
 
 
-def llm_context(index: dict, base_url: str, retry_after_s: float = 0.5) -> dict:
-    return {**index, "llm_base_url": base_url, "llm_timeout_s": LLM_TIMEOUT_S, "llm_retry_after_s": retry_after_s}
+def llm_context(index: dict, base_url: str, retry_after_s: float = 0.5, provider: str = "ollama") -> dict:
+    url = f"{base_url}/v1" if provider == "openai" else base_url
+    return {**index, "llm_base_url": url, "llm_timeout_s": LLM_TIMEOUT_S, "llm_retry_after_s": retry_after_s,
+            "llm_provider": provider}
+
+
+def expected(provider: str, mode: str) -> tuple:
+    return (OPENAI_FAILURES if provider == "openai" else FAILURES)[mode]
 
 
 def timed_search(query: dict, context: dict) -> tuple[dict, float]:
@@ -107,11 +134,11 @@ def trace_entry(output: dict, node: str) -> dict:
 
 
 # --------------------------------------------------------------------------- every mode, each LLM stage
-@pytest.mark.parametrize("mode", [*SUCCESSES, *FAILURES])
-def test_rewrite_in_every_mode(sample_index, server, mode):
+@pytest.mark.parametrize(("provider", "mode"), CASES)
+def test_rewrite_in_every_mode(sample_index, server, provider, mode):
     server.mode = mode
     output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": False},
-                                   llm_context(sample_index, server.base_url))
+                                   llm_context(sample_index, server.base_url, provider=provider))
     assert output["results"], mode
     assert seconds < LLM_TIMEOUT_S + SLACK_S, f"{mode}: {seconds:.2f}s"
     entry = trace_entry(output, "rewrite")
@@ -119,16 +146,16 @@ def test_rewrite_in_every_mode(sample_index, server, mode):
         assert (entry["decision"], entry["llm"], entry["terms"]) == ("rewritten", "ok", REWRITE_TERMS)
     else:
         assert entry["decision"] == "fallback: original query only"
-        assert entry["llm"].startswith(FAILURES[mode][0]), entry["llm"]
+        assert entry["llm"].startswith(expected(provider, mode)[0]), entry["llm"]
     if mode.startswith("http_"):
         assert mode.removeprefix("http_") in entry["llm"]
 
 
-@pytest.mark.parametrize("mode", [*SUCCESSES, *FAILURES])
-def test_rerank_in_every_mode(sample_index, server, mode):
+@pytest.mark.parametrize(("provider", "mode"), CASES)
+def test_rerank_in_every_mode(sample_index, server, provider, mode):
     server.mode = mode
     output, seconds = timed_search({"query": RERANK_QUERY, "rewrite": False, "rerank": True},
-                                   llm_context(sample_index, server.base_url))
+                                   llm_context(sample_index, server.base_url, provider=provider))
     assert output["results"], mode
     assert seconds < LLM_TIMEOUT_S + SLACK_S, f"{mode}: {seconds:.2f}s"
     entry = trace_entry(output, "rerank")
@@ -136,7 +163,7 @@ def test_rerank_in_every_mode(sample_index, server, mode):
         assert (entry["decision"], entry["llm"], entry["ranked"]) == ("reranked", "ok", len(RERANK_ORDER))
     else:
         assert entry["decision"] == "fallback: fused order kept"
-        assert entry["llm"].startswith(FAILURES[mode][1]), entry["llm"]
+        assert entry["llm"].startswith(expected(provider, mode)[1]), entry["llm"]
 
 
 # --------------------------------------------------------------------------- the requests themselves
@@ -151,9 +178,10 @@ def test_rewrite_and_rerank_send_the_right_requests(sample_index, server):
     rewrite_request, rerank_request = server.requests_to("/api/chat")
     assert not is_rerank_request(rewrite_request) and is_rerank_request(rerank_request)
     for request in (rewrite_request, rerank_request):
-        assert request["model"] == "qwen2.5:3b"
-        assert request["format"] == "json"
+        assert request["model"] == "qwen2.5-coder:1.5b"
+        assert request["format"]["type"] == "object"  # the stage's JSON schema constrains the output
         assert QUESTION in prompt_text(request)
+    assert rewrite_request["format"]["required"] == ["terms"] and rerank_request["format"]["required"] == ["ranking"]
     assert "store_parse_result" in prompt_text(rewrite_request)  # the symbol hints
     assert "[1] " in prompt_text(rerank_request) and "graphstore/" in prompt_text(rerank_request)
 
@@ -214,3 +242,31 @@ def test_a_client_side_read_timeout_marks_the_llm_down(monkeypatch, server):
     reply = gateway.call_json([("human", "anything")])
     assert reply.value is None
     assert gateway.available() == (False, "unreachable (cached)")
+
+
+# --------------------------------------------------------------------------- the OpenAI-compatible provider
+def test_the_openai_provider_sends_a_schema_and_the_key_but_never_shows_it(sample_index, server, monkeypatch):
+    secret = "sk-test-do-not-show-0123456789"
+    monkeypatch.setenv("GREPGRAPH_LLM_API_KEY", secret)
+    context = llm_context(sample_index, server.base_url, provider="openai")
+    output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": True}, context)
+    assert seconds < LLM_TIMEOUT_S + SLACK_S
+    assert trace_entry(output, "rewrite")["terms"] == REWRITE_TERMS
+    assert trace_entry(output, "rerank")["decision"] == "reranked"
+    assert trace_entry(output, "rewrite")["llm_tokens"]["prompt"] > 0  # the server's usage reaches the trace
+    rewrite_request, rerank_request = server.requests_to("/v1/chat/completions")
+    assert rewrite_request["response_format"]["json_schema"]["schema"]["required"] == ["terms"]
+    assert rerank_request["response_format"]["type"] == "json_schema"
+    assert rewrite_request["messages"][0]["role"] == "system" and QUESTION in prompt_text(rewrite_request)
+    assert secret not in json.dumps(output, default=str)
+
+    server.mode = "http_401"  # a bad key: the error is traced, the key is not
+    output, _ = timed_search({"query": "how is a symbol looked up by name?", "rewrite": True, "rerank": False},
+                             context)
+    assert trace_entry(output, "rewrite")["llm"].startswith("error: OpenAIAuthenticationError: Error code: 401")
+    assert secret not in json.dumps(output, default=str)
+
+
+def test_an_unknown_provider_is_refused_with_its_name(sample_index):
+    with pytest.raises(ValueError, match="llm_provider"):
+        graph.invoke({"query": QUESTION}, context={**sample_index, "llm_provider": "nonsense"})

@@ -129,7 +129,7 @@ OK = ("ok", "cache hit")
 PRIMARY = {
     "ok": (OK, ("ok",)),
     "think": (OK, ("ok",)),
-    "wrong_model": (OK, ("ok",)),
+    "wrong_model": (("invalid reply: answered by model",),) * 2,
     "slow": (("timeout after",), ("timeout after",)),
     "hang": (("timeout after", "error: ReadTimeout"),) * 2,
     "refuse": (("skipped: unreachable",),) * 2,
@@ -144,11 +144,22 @@ PRIMARY = {
     "bad_indices": (OK, ("ok", "invalid reply: no valid indices")),
     "wrong_shape_json": (("invalid reply: no usable terms", "invalid reply: no JSON object"),
                          ("invalid reply: no valid indices", "invalid reply: no JSON object")),
+    # The same server met through the OpenAI-compatible provider (ChatOpenAI); its errors carry the status.
+    "openai:ok": (OK, ("ok",)),
+    "openai:hang": (("timeout after", "error: OpenAIAPITimeoutError", "error: APITimeoutError"),) * 2,
+    "openai:http_401": (("error: OpenAIAuthenticationError",),) * 2,
+    "openai:http_429": (("error: OpenAIRateLimitError",),) * 2,
+    "openai:http_500": (("error: OpenAI",),) * 2,
+    "openai:garbage": (("invalid reply: no JSON object",),) * 2,
+    "openai:think": (OK, ("ok",)),
+    "openai:reset": (("error:",),) * 2,
+    "openai:wrong_model": (("invalid reply: answered by model",),) * 2,
 }
-FALLBACKS = ("skipped: unreachable", "timeout after", "error: ReadTimeout")
+FALLBACKS = ("skipped: unreachable", "timeout after", "error: ReadTimeout", "error: OpenAIAPITimeoutError")
 # mode -> (server mode, responder); "closed_port" points the graph at a port nothing listens on.
 SCENARIOS = {
-    **{mode: (mode, "good") for mode in PRIMARY if mode not in ("closed_port", "bad_indices", "wrong_shape_json")},
+    **{mode: (mode.removeprefix("openai:"), "good") for mode in PRIMARY
+       if mode not in ("closed_port", "bad_indices", "wrong_shape_json")},
     "closed_port": ("ok", "good"),
     "bad_indices": ("ok", "bad_indices"),
     "wrong_shape_json": ("ok", "wrong_shape_json"),
@@ -253,6 +264,7 @@ def sample_index(isolated_module, tmp_path_factory) -> dict:
     # Open the searcher, load the query embedder and import the Ollama client before anything is timed.
     graph.invoke({"query": "warm up", "rewrite": False, "rerank": False}, context=context)
     import langchain_ollama  # noqa: F401
+    import langchain_openai  # noqa: F401
 
     yield context
     forget_searchers()
@@ -314,7 +326,8 @@ def check_llm_entry(mode: str, node: str, entry: dict) -> list[str]:
         problems.append(f"rewrite: terms {entry.get('terms')!r}")
     if mode == "bad_indices" and node == "rerank" and succeeded and entry.get("invalid_indices_dropped", 0) < 1:
         problems.append(f"rerank: out-of-range / repeated indices were not reported dropped: {entry}")
-    if mode.startswith("http_") and outcome.startswith("error:") and mode.removeprefix("http_") not in outcome:
+    status = mode.removeprefix("openai:")
+    if status.startswith("http_") and outcome.startswith("error:") and status.removeprefix("http_") not in outcome:
         problems.append(f"{node}: the HTTP status is missing from {outcome!r}")
     return problems
 
@@ -353,8 +366,9 @@ def test_search_survives_llm_fault(mode, sample_index, server, ledger):
     server.switchboard.name = responder
     reset_llm_state()  # each mode starts from "reachable, nothing cached"
     base_url = f"http://127.0.0.1:{closed_port()}" if mode == "closed_port" else server.base_url
-    context = {**sample_index, "llm_base_url": base_url, "llm_timeout_s": LLM_TIMEOUT_S,
-               "llm_retry_after_s": RETRY_AFTER_S}
+    provider = "openai" if mode.startswith("openai:") else "ollama"
+    context = {**sample_index, "llm_base_url": base_url + ("/v1" if provider == "openai" else ""),
+               "llm_provider": provider, "llm_timeout_s": LLM_TIMEOUT_S, "llm_retry_after_s": RETRY_AFTER_S}
     try:
         with ThreadPoolExecutor(THREADS, thread_name_prefix=f"search-{mode}") as pool:
             outcomes = list(pool.map(lambda number: one_search(mode, context, number), range(SEARCHES_PER_MODE)))

@@ -34,7 +34,8 @@ def test_defaults(clean_environment):
     assert context.limit == 10
     assert context.llm_enabled is True
     assert context.llm_base_url == "http://localhost:11434"
-    assert context.llm_model == "qwen2.5:3b"
+    assert context.llm_model == "qwen2.5-coder:1.5b"
+    assert (context.llm_provider, context.llm_api_key) == ("ollama", "")
     assert context.llm_timeout_s == 8.0
     assert context.index_dir == ""
     assert context.repo == str(clean_environment)
@@ -91,6 +92,9 @@ def _other_value(f, tag: int):
     default = f.default
     if isinstance(default, bool):
         return not default
+    choices = f.metadata.get("choices") or ()
+    if choices:
+        return next(choice for choice in choices if choice != default)
     if isinstance(default, (int, float)):
         return default + tag
     return f"/{tag}/{f.name}"
@@ -102,7 +106,7 @@ SETTINGS = [f for f in fields(Context)]
 @pytest.mark.parametrize("f", SETTINGS, ids=[f.name for f in SETTINGS])
 def test_every_setting_takes_each_layer_in_order(monkeypatch, tmp_path, f):
     from_file, from_env, from_caller = _other_value(f, 1), _other_value(f, 2), _other_value(f, 3)
-    if isinstance(f.default, bool):  # two values only: the file and the caller say the same
+    if isinstance(f.default, bool) or f.metadata.get("choices"):  # two values: the file and the caller agree
         from_env = from_caller = f.default
     path = write_config(tmp_path, f"[grepgraph]\n{f.name} = {json.dumps(from_file)}\n")
     monkeypatch.setenv("GREPGRAPH_CONFIG", str(path))
@@ -114,6 +118,13 @@ def test_every_setting_takes_each_layer_in_order(monkeypatch, tmp_path, f):
     assert getattr(resolve_context(Context(**{f.name: from_caller})), f.name) == from_caller
     if f.name != "repo":  # an empty repo means "not given"
         assert getattr(resolve_context(Context(**{f.name: f.default})), f.name) == f.default
+
+
+def test_the_api_key_comes_from_the_environment_and_is_never_shown(monkeypatch, clean_environment):
+    monkeypatch.setenv("GREPGRAPH_LLM_API_KEY", "sk-secret-123")
+    context = resolve_context()
+    assert context.llm_api_key == "sk-secret-123"
+    assert "sk-secret-123" not in repr(context)
 
 
 def test_environment_beats_the_file(monkeypatch, tmp_path):

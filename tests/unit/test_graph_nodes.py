@@ -265,7 +265,7 @@ def test_rerank_drops_out_of_range_and_duplicate_indices():
     assert (entry["ranked"], entry["invalid_indices_dropped"]) == (2, 7)
     # LLM order c, b (a left out) blended with the fused order a, b, c; d was never shown and stays last.
     assert [hit["id"] for hit in update["fused"]] == [1, 3, 2, 4]
-    assert "[3] c.py:1-3 c" in model.prompts[0] and "d.py" not in model.prompts[0]
+    assert "[3] function c (c.py)" in model.prompts[0] and "d.py" not in model.prompts[0]
 
 
 def test_an_llm_reply_without_json_is_logged_and_traced(caplog):
