@@ -12,6 +12,11 @@ Every timed search is a fresh process, as from a shell (``grepgraph search ...``
    described query through the warm service, the same query with ``--no-daemon`` (in-process, cold),
    and the first search when no service runs (it starts one and waits for it to warm up).
 
+With ``--edits N``, on a copy of REPO (index included) with its service running: N saved edits, each a
+new file with a new function, timed from the write until a search through the service returns it (no
+command run), then a ``git checkout`` of a branch adding ``--branch-files`` files, timed until every one
+is found.
+
 The service is stopped at the end. Run it once: each cold search costs seconds of CPU.
 """
 
@@ -24,6 +29,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -126,6 +132,65 @@ def latencies(repo: Path, query: str, literal: str, runs: int, cold_runs: int) -
     return rows
 
 
+def found(index_dir: Path, repo: Path, text: str) -> int:
+    """How many lines contain ``text``, asked of the service directly (the poll must not dominate the time)."""
+    from grepgraph import service_client
+
+    reply = service_client.request(index_dir, "search", timeout=None, env=service_client.client_environment(),
+                                   input={"query": text, "mode": "literal", "limit": 1000},
+                                   context={"repo": str(repo), "index_dir": str(index_dir)})
+    return reply["out"]["total_matches"] if reply.get("ok") else -1
+
+
+def until_found(index_dir: Path, repo: Path, text: str, count: int, since: float, timeout_s: float = 120) -> float:
+    """Seconds from ``since`` until ``count`` lines contain ``text``."""
+    while found(index_dir, repo, text) < count:
+        if time.perf_counter() - since > timeout_s:
+            return float("inf")
+        time.sleep(0.02)
+    return time.perf_counter() - since
+
+
+def freshness(repo: Path, edits: int, branch_files: int) -> list[dict]:
+    """Saved edits and a branch switch reaching search through a watching service, on a copy of ``repo``."""
+    work = Path(tempfile.mkdtemp(prefix="gg-watch-"))
+    copy = work / "repo"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("service"))
+    git = lambda *a: subprocess.run(["git", *a], cwd=copy, check=True, capture_output=True)  # noqa: E731
+    if not (copy / ".git").exists():
+        git("init", "-q")
+    git("add", "-A", "--", ".", ":!.grepgraph")
+    git("-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "base", "--allow-empty")
+    index_dir = copy / ".grepgraph"
+    subprocess.run([*GREPGRAPH, "daemon", "start", "--repo", str(copy)], cwd=ROOT, env=environment(), check=True,
+                   stdout=subprocess.DEVNULL)
+    time.sleep(2)  # let the first pass (nothing changed) finish
+    samples = []
+    for number in range(edits):
+        name = f"saved_edit_number_{number}_{time.time_ns()}"
+        since = time.perf_counter()
+        (copy / f"edit_{number}.py").write_text(f"def {name}(value):\n    return value + {number}\n")
+        samples.append(until_found(index_dir, copy, f"def {name}(", 1, since))
+        time.sleep(0.3)
+    rows = [{"change": f"saved edit (new function), {edits} edits", **percentiles(samples)}]
+    git("checkout", "-q", "-b", "other")
+    for number in range(branch_files):
+        (copy / f"branch_{number}.py").write_text(f"def branch_function_{number}():\n    return {number}\n")
+    git("add", "-A", "--", ".", ":!.grepgraph")
+    git("-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "branch")
+    git("checkout", "-q", "-")
+    while found(index_dir, copy, "def branch_function_") != 0:  # back on the first branch, as indexed
+        time.sleep(0.1)
+    time.sleep(2)
+    since = time.perf_counter()
+    git("checkout", "-q", "other")
+    switched = until_found(index_dir, copy, "def branch_function_", branch_files, since, timeout_s=300)
+    rows.append({"change": f"git checkout adding {branch_files} files", **percentiles([switched])})
+    stop_service(copy)
+    shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repo", type=Path)
@@ -133,14 +198,21 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--literal", default="def __init__")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--cold-runs", type=int, default=3)
+    parser.add_argument("--edits", type=int, default=0, help="also time saved edits reaching search (on a copy)")
+    parser.add_argument("--branch-files", type=int, default=100)
+    parser.add_argument("--skip-latency", action="store_true", help="only the --edits part")
     args = parser.parse_args()
     repo = args.repo.resolve()
     print(f"## {repo} ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})\n")
-    print_table(import_groups(repo, args.query))
-    print()
-    print_table(first_result(repo, args.query))
-    print()
-    print_table(latencies(repo, args.query, args.literal, args.runs, args.cold_runs))
+    if not args.skip_latency:
+        print_table(import_groups(repo, args.query))
+        print()
+        print_table(first_result(repo, args.query))
+        print()
+        print_table(latencies(repo, args.query, args.literal, args.runs, args.cold_runs))
+    if args.edits:
+        print()
+        print_table(freshness(repo, args.edits, args.branch_files))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
