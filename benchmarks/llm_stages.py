@@ -104,7 +104,8 @@ def main() -> None:  # noqa: D103
                if line.strip()]
     corpora = args.bench / "corpus"
     queries.sort(key=ruler.corpus)
-    offline = {"llm_base_url": UNREACHABLE_LLM}
+    # The heuristics decide as if the gates were on (auto_*): the shares they would send are what is measured.
+    offline = {"llm_base_url": UNREACHABLE_LLM, "auto_rewrite": True, "auto_rerank": True}
     base = {q["id"]: run(q, ruler, corpora, args.cache, offline, {}, args.limit) for q in queries}
     print(f"gate shares over all {len(queries)} queries: "
           + ", ".join(f"{name} {sum(b['gates'][name] for b in base.values()) / len(base):.0%}" for name in STAGES)

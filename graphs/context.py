@@ -60,6 +60,12 @@ class Context:
     run_timeout_s: float = _setting(
         0.0, "Seconds a whole search may take (0: no bound): nodes stop the run once it has passed, and LLM "
              "calls are cut to end before it.")
+    auto_rewrite: bool = _setting(
+        False, "Let the heuristics send queries to the LLM rewrite (off: only rewrite=True or zero results call it; "
+               "measured on a 1.5B local model it did not pay, see the README).")
+    auto_rerank: bool = _setting(
+        False, "Let the heuristics send queries to the LLM rerank (off: only rerank=True calls it; measured on a "
+               "1.5B local model it did not pay, see the README).")
     rewrite_min_content_words: int = _setting(3, "A question needs at least this many content words to be rewritten.")
     rewrite_stopword_ratio: float = _setting(
         0.45, "Prose with more function words (a, the, of, is...) than this share is rewritten."

@@ -278,6 +278,8 @@ def should_rewrite_node(state: SearchState, runtime: Runtime[Context]) -> dict:
         decision, reason = bool(forced), "forced by caller" if forced else "forbidden by caller"
     elif state.get("keywords") or state.get("concepts") or state.get("passage"):
         decision, reason = False, "structured query given by caller"
+    elif not context.auto_rewrite:
+        decision, reason = False, "auto_rewrite off (the default: no measured gain; rewrite=True forces it)"
     else:
         decision, reason = should_rewrite(
             query, top=signal.top_score, second=signal.second_score, intent=state.get("intent"),
@@ -406,6 +408,8 @@ def should_rerank_node(state: SearchState, runtime: Runtime[Context]) -> dict:
             decision, reason = False, "fewer than 2 candidates"
     elif fused and fused[0].get("exact"):
         decision, reason = False, "the query's text was found verbatim in the top result"
+    elif not context.auto_rerank:
+        decision, reason = False, "auto_rerank off (the default: no measured gain; rerank=True forces it)"
     else:
         decision, reason = should_rerank(
             state["query"], top=original.get("top", 0.0), second=original.get("second", 0.0),

@@ -52,6 +52,10 @@ def is_rerank_prompt(prompt: str) -> bool:
 
 
 # --------------------------------------------------------------------------- fixtures
+# The heuristic gates are off by default (they did not pay on a real 1.5B model); these tests exercise them.
+GATES_ON = {"auto_rewrite": True, "auto_rerank": True}
+
+
 @pytest.fixture(scope="module")
 def sample_index(tmp_path_factory) -> dict[str, str]:
     """The fixture repository copied and indexed (real MiniLM vectors, embedded Chroma), once per session."""
@@ -224,7 +228,7 @@ def test_graph_answers_keep_to_the_paths_and_languages_asked_for(sample_index):
 
 def test_should_rewrite_node_records_the_lexical_probe(sample_index):
     compiled = build_graph()
-    update = run_node(compiled, "should_rewrite", {"query": QUESTION, "limit": 10}, sample_index)
+    update = run_node(compiled, "should_rewrite", {"query": QUESTION, "limit": 10}, {**sample_index, **GATES_ON})
     assert update["rewrite_decision"] is True
     assert set(update["lexical_probe"]) == {"top", "second"}
     assert update["trace"][0]["reason"] == "natural-language question"
@@ -333,7 +337,7 @@ def test_the_focus_demotion_setting_reaches_the_searcher(sample_index):
 # --------------------------------------------------------------------------- the whole graph
 def test_a_question_is_rewritten_and_answered(sample_index):
     model = scripted('{"terms": ["store_parse_result", "insert edges", "executemany"], "focus": "implementation"}')
-    output = build_graph(model).invoke({"query": QUESTION, "rerank": False}, context=sample_index)
+    output = build_graph(model).invoke({"query": QUESTION, "rerank": False}, context={**sample_index, **GATES_ON})
     (rewrite,) = trace_of(output, "rewrite")
     assert rewrite["decision"] == "rewritten"
     assert rewrite["terms"] == ["store_parse_result", "insert edges", "executemany"]
@@ -348,8 +352,8 @@ def test_a_question_is_rewritten_and_answered(sample_index):
 def test_the_rewrite_is_cached_for_the_same_question(sample_index):
     model = scripted('{"terms": ["store_parse_result", "insert edges"]}')
     compiled = build_graph(model)
-    compiled.invoke({"query": QUESTION, "rerank": False}, context=sample_index)
-    output = compiled.invoke({"query": QUESTION, "rerank": False}, context=sample_index)
+    compiled.invoke({"query": QUESTION, "rerank": False}, context={**sample_index, **GATES_ON})
+    output = compiled.invoke({"query": QUESTION, "rerank": False}, context={**sample_index, **GATES_ON})
     assert trace_of(output, "rewrite")[0]["decision"] == "cached"
     assert len(model.prompts) == 1
 
@@ -357,7 +361,8 @@ def test_the_rewrite_is_cached_for_the_same_question(sample_index):
 @pytest.mark.parametrize("reply", ["Sure! Look at the store module, it saves the edges.", '{"terms": "edges"}',
                                    '{"terms": []}', '{"focus": "tests"}'])
 def test_a_model_talking_nonsense_falls_back_to_the_original_query(sample_index, reply):
-    output = build_graph(scripted(reply)).invoke({"query": QUESTION, "rerank": False}, context=sample_index)
+    output = build_graph(scripted(reply)).invoke({"query": QUESTION, "rerank": False},
+                                                 context={**sample_index, **GATES_ON})
     (rewrite,) = trace_of(output, "rewrite")
     assert rewrite["decision"].startswith("fallback")
     assert rewrite["llm"].startswith("invalid reply")
@@ -367,7 +372,7 @@ def test_a_model_talking_nonsense_falls_back_to_the_original_query(sample_index,
 
 def test_a_failing_model_falls_back_too(sample_index):
     model = scripted()  # no replies left: invoking it raises
-    output = build_graph(model).invoke({"query": QUESTION, "rerank": True}, context=sample_index)
+    output = build_graph(model).invoke({"query": QUESTION, "rerank": True}, context={**sample_index, **GATES_ON})
     assert trace_of(output, "rewrite")[0]["llm"].startswith("error:")
     assert trace_of(output, "rerank")[0]["decision"] == "fallback: fused order kept"
     assert output["results"]
@@ -490,7 +495,7 @@ def test_llm_disabled_never_calls_the_llm_even_when_nothing_is_found(empty_index
 
 def test_query_weights_come_from_the_context(sample_index):
     model = scripted('{"terms": ["store_parse_result", "insert edges"]}')
-    context = {**sample_index, "original_query_weight": 2.0, "derived_query_weight": 0.25}
+    context = {**sample_index, **GATES_ON, "original_query_weight": 2.0, "derived_query_weight": 0.25}
     weights = {}
     for update in build_graph(model).stream({"query": QUESTION, "rerank": False}, context=context,
                                             stream_mode="updates"):
@@ -504,3 +509,14 @@ def test_the_mermaid_drawing_names_every_node():
     for name in NODE_NAMES:
         assert name in drawing
     assert code_search.graph.name == "code_search"
+
+
+def test_by_default_only_a_caller_or_zero_results_call_the_llm(sample_index):
+    model = scripted('{"terms": ["store_parse_result"]}')
+    output = build_graph(model).invoke({"query": QUESTION}, context=sample_index)
+    decisions = {entry["node"]: entry for entry in output["trace"]}
+    assert decisions["should_rewrite"]["decision"] == "skip"
+    assert decisions["should_rewrite"]["reason"].startswith("auto_rewrite off")
+    assert "rewrite" not in decisions and not model.prompts
+    forced = build_graph(model).invoke({"query": QUESTION, "rewrite": True}, context=sample_index)
+    assert any(entry["node"] == "rewrite" and entry["decision"] == "rewritten" for entry in forced["trace"])
