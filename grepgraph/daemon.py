@@ -135,9 +135,12 @@ class SearchService:
         if op == "status":  # any version may ask (status, daemon status)
             return {"ok": True, "version": self.version, "service": self.describe()}
         if payload.get("version") != self.version:
-            # A client of other code wants to search: step aside so it starts a service of its own version.
-            self.stopping.set()
-            return {"error": "version", "version": self.version, "detail": "the service runs another version"}
+            # A client of other code wants to search: step aside so it starts a service of its own version,
+            # unless a user runs this one in the foreground (grepgraph watch): that one stays.
+            if not self.foreground:
+                self.stopping.set()
+            return {"error": "version", "version": self.version, "stays": self.foreground,
+                    "detail": "the service runs another version of grepgraph"}
         if op == "ping":
             return {"ok": True, "version": self.version}
         if op == "catch_up":  # an index run left vectors (``index --vectors-later``): embed them

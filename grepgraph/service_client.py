@@ -248,6 +248,8 @@ def ensure_service(repo: Path, index_dir: Path, settings: ServiceSettings) -> No
         reply = None
     if reply is not None and reply.get("version") == code_version() and not reply.get("error"):
         return
+    if reply is not None and reply.get("stays"):
+        raise ServiceUnavailable("a `grepgraph watch` running other grepgraph code serves this index (restart it)")
     if reply is not None:  # another version: it stops itself on seeing ours
         wait_until_gone(index_dir, settings.service_start_s)
     reason = cannot_host_reason(index_dir)
