@@ -53,7 +53,9 @@ class Context:
     llm_api_key: str = _setting(
         "", "API key for an OpenAI-compatible endpoint that needs one (set GREPGRAPH_LLM_API_KEY; never logged or "
             "traced). Empty: none is sent.", secret=True)
-    llm_timeout_s: float = _setting(8.0, "Seconds one LLM call may take before search goes on without it.")
+    llm_timeout_s: float = _setting(
+        20.0, "Seconds one LLM call may take before search goes on without it (a 1.5B model on one CPU core "
+              "needs 8-18 s per call; the stages run only when asked, see the README).")
     llm_retry_after_s: float = _setting(
         30.0, "After the LLM was unreachable or failed, seconds before it is tried again (no per-query timeouts)."
     )

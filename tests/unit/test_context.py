@@ -36,7 +36,7 @@ def test_defaults(clean_environment):
     assert context.llm_base_url == "http://localhost:11434"
     assert context.llm_model == "qwen2.5-coder:1.5b"
     assert (context.llm_provider, context.llm_api_key) == ("ollama", "")
-    assert context.llm_timeout_s == 8.0
+    assert context.llm_timeout_s == 20.0
     assert context.index_dir == ""
     assert context.repo == str(clean_environment)
 
