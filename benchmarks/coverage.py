@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retrievers.chunking import parse_file  # noqa: E402
-from retrievers.coverage import non_blank_line_count, uncovered_lines  # noqa: E402
-from retrievers.parallel_parse import decode_source  # noqa: E402
-from retrievers.walk import generated_reason, walk_repository  # noqa: E402
+from grepgraph.retrievers.chunking import parse_file  # noqa: E402
+from grepgraph.retrievers.coverage import non_blank_line_count, uncovered_lines  # noqa: E402
+from grepgraph.retrievers.parallel_parse import decode_source  # noqa: E402
+from grepgraph.retrievers.walk import generated_reason, walk_repository  # noqa: E402
 
 
 @dataclass

@@ -29,11 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grepgraph.retrievers.grep import chunk_spans  # noqa: E402
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.search import Searcher  # noqa: E402
+from grepgraph.retrievers.textstore import TextStore  # noqa: E402
+
 from benchmarks.tables import print_table  # noqa: E402
-from retrievers.grep import chunk_spans  # noqa: E402
-from retrievers.index import CodeIndex  # noqa: E402
-from retrievers.search import Searcher  # noqa: E402
-from retrievers.textstore import TextStore  # noqa: E402
 
 MIN_LINE_CHARS = 30
 UNREACHABLE_LLM = "http://127.0.0.1:9"
@@ -100,7 +101,7 @@ def evaluate(corpus: Path, index_root: Path, samples: int, seed: int, embed: boo
     items = sample_lines(searcher, samples, seed)
     context = {"repo": str(index.repo), "index_dir": str(index.index_dir), "llm_base_url": UNREACHABLE_LLM}
     if use_graph:
-        from graphs.code_search import graph
+        from grepgraph.graphs.code_search import graph
     for item in items:
         started = time.perf_counter()
         hits, _ = searcher.search(item["query"], 5)

@@ -33,7 +33,7 @@ def main() -> None:  # noqa: D103
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(args.repo, copy, ignore=shutil.ignore_patterns(".grepgraph", ".git"))
     os.environ["GREPGRAPH_EMBEDDING_CACHE"] = str(work / f"empty-cache-{time.time_ns()}.sqlite")
-    from retrievers.index import CodeIndex
+    from grepgraph.retrievers.index import CodeIndex
 
     spans: dict[str, list[float]] = {}
     totals: dict[str, int] = {}

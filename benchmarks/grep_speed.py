@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from retrievers.grep import compile_pattern, lines_in  # noqa: E402
-from retrievers.index import CodeIndex  # noqa: E402
-from retrievers.search import Searcher  # noqa: E402
-from retrievers.textstore import TextStore  # noqa: E402
+from grepgraph.retrievers.grep import compile_pattern, lines_in  # noqa: E402
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.search import Searcher  # noqa: E402
+from grepgraph.retrievers.textstore import TextStore  # noqa: E402
 
 DEFAULT_REPO = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
 LITERALS = [
@@ -113,7 +113,7 @@ def main() -> None:  # noqa: D103
     summary = index.update(embed=False)
     print(f"index: {summary.files} files, {summary.chunks} chunks ({summary.seconds:.1f}s)", file=sys.stderr)
     searcher = Searcher(index)
-    from graphs.code_search import graph
+    from grepgraph.graphs.code_search import graph
 
     context = {"repo": str(index.repo), "index_dir": str(index.index_dir), "llm_enabled": False}
     queries = {"literal": LITERALS + sampled_lines(searcher, args.sampled, args.seed), "regex": REGEXES}

@@ -21,11 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grepgraph.graphs.code_search import graph  # noqa: E402
+from grepgraph.graphs.llm import reset_llm_state  # noqa: E402
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.search import Searcher  # noqa: E402
+
 from benchmarks.tables import print_table  # noqa: E402
-from graphs.code_search import graph  # noqa: E402
-from graphs.llm import reset_llm_state  # noqa: E402
-from retrievers.index import CodeIndex  # noqa: E402
-from retrievers.search import Searcher  # noqa: E402
 from tests.ollama_server import OllamaTestServer, closed_port  # noqa: E402
 
 

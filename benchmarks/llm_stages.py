@@ -26,10 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grepgraph.graphs.code_search import graph  # noqa: E402
+from grepgraph.graphs.resources import forget_searchers  # noqa: E402
+
 from benchmarks.quality import DEFAULT_RULERS, UNREACHABLE_LLM, Ruler, mean_of, paired  # noqa: E402
 from benchmarks.tables import print_table  # noqa: E402
-from graphs.code_search import graph  # noqa: E402
-from graphs.resources import forget_searchers  # noqa: E402
 
 STAGES = {"rewrite": {"rewrite": True, "rerank": False}, "rerank": {"rewrite": False, "rerank": True}}
 

@@ -252,8 +252,9 @@ def check(cache: Path) -> list[dict]:
     """One rewrite-shaped call through each provider: ChatOpenAI straight to the server, and the real
     ChatOllama through the Ollama-protocol test server in "forward" mode (llama.cpp has no /api/chat)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from graphs.llm import LLMGateway
-    from graphs.prompt_inputs import REWRITE_SCHEMA, rewrite_messages
+    from grepgraph.graphs.llm import LLMGateway
+    from grepgraph.graphs.prompt_inputs import REWRITE_SCHEMA, rewrite_messages
+
     from tests.ollama_server import OllamaTestServer
 
     record = json.loads(state_file(cache).read_text())

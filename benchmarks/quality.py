@@ -27,9 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.search import Searcher  # noqa: E402
+
 from benchmarks.tables import print_table  # noqa: E402
-from retrievers.index import CodeIndex  # noqa: E402
-from retrievers.search import Searcher  # noqa: E402
 
 DEFAULT_RULERS = ROOT.parent / "shared" / "bench"
 
@@ -53,7 +54,7 @@ UNREACHABLE_LLM = "http://127.0.0.1:9"
 
 def run_graph(corpus: Path, cache: Path, query: str, limit: int) -> tuple[list[dict], float, dict]:
     """Results through the whole graph with the LLM unreachable, and which LLM calls it would have made."""
-    from graphs.code_search import graph
+    from grepgraph.graphs.code_search import graph
 
     context = {"repo": str(corpus), "index_dir": str(cache / corpus.name), "llm_base_url": UNREACHABLE_LLM}
     started = time.perf_counter()

@@ -40,6 +40,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.search import Searcher  # noqa: E402
+
 from benchmarks import speed  # noqa: E402
 from benchmarks.speed import (  # noqa: E402
     COPY_IGNORED,
@@ -50,8 +53,6 @@ from benchmarks.speed import (  # noqa: E402
     select_queries,
     stdlib_dir,
 )
-from retrievers.index import CodeIndex  # noqa: E402
-from retrievers.search import Searcher  # noqa: E402
 from tests.processes import free_port, stop_process_group, wait_until_answering  # noqa: E402
 
 CHROMA = Path(sys.executable).with_name("chroma")

@@ -46,9 +46,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from retrievers.index import CodeIndex, IndexSettings  # noqa: E402
-from retrievers.search import Searcher  # noqa: E402
-from retrievers.tokenize import tokenize_query  # noqa: E402
+from grepgraph.retrievers.index import CodeIndex, IndexSettings  # noqa: E402
+from grepgraph.retrievers.search import Searcher  # noqa: E402
+from grepgraph.retrievers.tokenize import tokenize_query  # noqa: E402
 
 TARGET_NO_CHANGE_S = 5.0
 TARGET_ONE_FILE_S = 2.0

@@ -29,8 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
-from retrievers.settings import default_repo, environment, outside_value
+from grepgraph.retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
+from grepgraph.retrievers.settings import default_repo, environment, outside_value
 
 from .context import Context, resolve_context
 

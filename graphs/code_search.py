@@ -11,7 +11,7 @@ Conditional edges carry every fallback: an unknown symbol falls through to text
 search; zero results trigger one forced rewrite, then a clean empty answer; an LLM
 that is down, slow or talking nonsense leaves the path without it (see ``trace``).
 
-    from graphs.code_search import graph
+    from grepgraph.graphs.code_search import graph
     graph.invoke({"query": "how are edges inserted into the graph?"}, context={"repo": "/path/to/repo"})
 """
 
@@ -20,14 +20,13 @@ from __future__ import annotations
 from functools import partial, update_wrapper
 from typing import Any, Literal
 
+from grepgraph.graphs import nodes
+from grepgraph.graphs.context import Context
+from grepgraph.graphs.state import SearchInput, SearchOutput, SearchState
+from grepgraph.retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+from grepgraph.retrievers.ranking import candidate_depth
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
-
-from graphs import nodes
-from graphs.context import Context
-from graphs.state import SearchInput, SearchOutput, SearchState
-from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
-from retrievers.ranking import candidate_depth
 
 
 def route_after_classify(state: SearchState) -> Literal["grep", "lookup_symbol_graph", "should_rewrite"]:

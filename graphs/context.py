@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
-from retrievers.ranking import FOCUS_DEMOTION
-from retrievers.settings import (
+from grepgraph.retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+from grepgraph.retrievers.ranking import FOCUS_DEMOTION
+from grepgraph.retrievers.settings import (
     DEFAULT_LLM_BASE_URL,
     RUN_TABLE,
     default_of,
@@ -25,7 +25,7 @@ from retrievers.settings import (
     layered,
     schema_fields,
 )
-from retrievers.settings import setting as _setting
+from grepgraph.retrievers.settings import setting as _setting
 
 
 @dataclass(kw_only=True)

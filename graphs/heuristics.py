@@ -10,9 +10,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from retrievers.query_parsing import code_tokens, is_code_like
-from retrievers.query_shape import is_question
-from retrievers.tokenize import STOP_WORDS, content_words, tokenize_query
+from grepgraph.retrievers.query_parsing import code_tokens, is_code_like
+from grepgraph.retrievers.query_shape import is_question
+from grepgraph.retrievers.tokenize import STOP_WORDS, content_words, tokenize_query
 
 ENTITY_WORDS = frozenset(
     "parameter parameters argument arguments method methods class classes function functions attribute "

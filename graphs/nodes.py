@@ -14,14 +14,13 @@ import re
 import time
 from typing import Any
 
+from grepgraph.retrievers.fusion import reciprocal_rank_fusion
+from grepgraph.retrievers.grep import PatternError, compile_pattern
+from grepgraph.retrievers.results import code_result
+from grepgraph.retrievers.scope import Scope, ScopeError
+from grepgraph.retrievers.symbols import SymbolGraph
+from grepgraph.retrievers.tokenize import tokenize_query
 from langgraph.runtime import Runtime
-
-from retrievers.fusion import reciprocal_rank_fusion
-from retrievers.grep import PatternError, compile_pattern
-from retrievers.results import code_result
-from retrievers.scope import Scope, ScopeError
-from retrievers.symbols import SymbolGraph
-from retrievers.tokenize import tokenize_query
 
 from .catalog import admit_served_run
 from .context import Context, resolve_context

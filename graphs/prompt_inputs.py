@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from prompts import load_prompt, render_prompt
-from retrievers.query_parsing import code_tokens
+from grepgraph.prompts import load_prompt, render_prompt
+from grepgraph.retrievers.query_parsing import code_tokens
 
 from .llm_providers import JsonSchema
 

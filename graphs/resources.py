@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from retrievers.index import CodeIndex
-from retrievers.search import Searcher
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.search import Searcher
 
 from .context import Context
 from .llm import LLMGateway

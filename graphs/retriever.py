@@ -5,7 +5,7 @@ A thin adapter: each call runs ``graphs.code_search.graph`` and turns its result
 ``end_line``, ``symbol``, ``kind``, ``score``, plus ``line``/``relation``/``via`` for answers from
 the symbol graph). The async path is LangChain's default (the sync search in an executor).
 
-    from graphs.retriever import GrepGraphRetriever
+    from grepgraph.graphs.retriever import GrepGraphRetriever
 
     retriever = GrepGraphRetriever(repo="/path/to/repo", limit=5, context={"llm_enabled": False})
     docs = retriever.invoke("where are call edges written?")
@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from grepgraph.retrievers.results import RESULT_FIELDS
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
-
-from retrievers.results import RESULT_FIELDS
 
 METADATA_KEYS = tuple(key for key in RESULT_FIELDS if key != "snippet")  # the snippet is the page content
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Literal
 
+from grepgraph.retrievers.results import CodeResult
 from typing_extensions import NotRequired, Required, TypedDict
-
-from retrievers.results import CodeResult
 
 Focus = Literal["implementation", "tests", "all"]
 # auto: ranked search (hybrid, graph questions, exact-line evidence); literal / regex: every matching line.

@@ -1,5 +1,5 @@
 """grepgraph: code search as a LangGraph retrieval graph (entry points: CLI, servers)."""
 
-from retrievers import __version__
+from grepgraph.retrievers import __version__
 
 __all__ = ["__version__"]

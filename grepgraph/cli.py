@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retrievers import __version__
-from retrievers.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
+from grepgraph.retrievers import __version__
+from grepgraph.retrievers.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
 
 from .logs import configure_logging
 from .service_client import locate_index
@@ -39,8 +39,8 @@ def _repo_path(value: str | None) -> Path:
 
 def _settings_from(args: argparse.Namespace, repo: Path):
     """The build settings: the flags, else the environment and grepgraph.toml, else the index's own, else defaults."""
-    from retrievers.index import CodeIndex
-    from retrievers.settings import resolve_index_settings
+    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.settings import resolve_index_settings
 
     flags = {"bm25_backend": args.bm25_backend, "views": args.views, "embed_tests": args.embed_tests,
              "embedding_model": args.embedding}
@@ -50,7 +50,7 @@ def _settings_from(args: argparse.Namespace, repo: Path):
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build or update the index of a repository."""
-    from retrievers.index import CodeIndex
+    from grepgraph.retrievers.index import CodeIndex
 
     from .status import pending_vectors
 
@@ -244,9 +244,9 @@ def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Pat
 
 def _search_in_process(repo: Path, index_dir: Path, request: dict, context: dict) -> dict:
     """The graph's output, computed here (loads the graph, the index and the model: seconds)."""
-    from graphs.code_search import graph
-    from graphs.nodes import InvalidSearchInput
-    from retrievers.index import CodeIndex
+    from grepgraph.graphs.code_search import graph
+    from grepgraph.graphs.nodes import InvalidSearchInput
+    from grepgraph.retrievers.index import CodeIndex
 
     from .status import pending_vectors
 
@@ -326,7 +326,7 @@ def _print_trace(trace: list[dict], elapsed_ms: float) -> None:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Show what is indexed, how current it is and whether a service follows the repository."""
-    from retrievers.index import CodeIndex
+    from grepgraph.retrievers.index import CodeIndex
 
     from .status import freshness_lines, index_report
 
@@ -404,8 +404,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented grepgraph.toml with every setting and its default."""
-    from graphs.context import describe_settings
-    from retrievers.settings import (
+    from grepgraph.graphs.context import describe_settings
+    from grepgraph.retrievers.settings import (
         INDEX_TABLE,
         RUN_TABLE,
         SERVICE_TABLE,
@@ -566,7 +566,7 @@ def _delegate(module: str):
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
-    from retrievers.errors import IndexError_
+    from grepgraph.retrievers.errors import IndexError_
 
     configure_logging(args.verbose, args.log_file)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grepgraph.logs import configure_logging
+from grepgraph.retrievers.settings import CONFIG_ENV, ServiceSettings, env_name, resolve_service_settings
 from grepgraph.service_client import (
     LOCK_NAME,
     SOCKET_NAME,
@@ -41,7 +42,6 @@ from grepgraph.service_client import (
     service_dir,
     socket_address,
 )
-from retrievers.settings import CONFIG_ENV, ServiceSettings, env_name, resolve_service_settings
 
 log = logging.getLogger("grepgraph.daemon")
 
@@ -86,7 +86,7 @@ class SearchService:
 
     def __init__(self, repo: Path, index_dir: Path, settings: ServiceSettings, foreground: bool) -> None:
         """Load the graph (the heavy imports happen here) and note the settings this process runs with."""
-        from graphs.context import Context
+        from grepgraph.graphs.context import Context
 
         self.repo, self.index_dir, self.settings = repo, index_dir, settings
         self.version = code_version()
@@ -110,7 +110,7 @@ class SearchService:
     # ---------------------------------------------------------------- start-up
     def warm_up(self) -> None:
         """Open the index and run one search, so the first client's search finds everything loaded."""
-        from graphs.code_search import graph
+        from grepgraph.graphs.code_search import graph
 
         try:
             graph.invoke({"query": WARM_UP_QUERY, "limit": 1},
@@ -120,7 +120,7 @@ class SearchService:
 
     def start_watching(self) -> None:
         """Follow the repository's files and re-index what changes."""
-        from retrievers.watch import watched_repository
+        from grepgraph.retrievers.watch import watched_repository
 
         self.watcher = watched_repository(self.repo, self.index_dir, self.settings.watch_debounce_ms)
         self.watcher.start()
@@ -165,9 +165,9 @@ class SearchService:
 
     def search(self, payload: dict) -> dict:
         """Run the graph for a client, with the client's run settings."""
-        from graphs.code_search import graph
-        from graphs.nodes import InvalidSearchInput
-        from retrievers.errors import IndexError_
+        from grepgraph.graphs.code_search import graph
+        from grepgraph.graphs.nodes import InvalidSearchInput
+        from grepgraph.retrievers.errors import IndexError_
 
         client = payload.get("env") or {}
         if client.get(CONFIG_ENV) != self.config:
@@ -188,7 +188,7 @@ class SearchService:
 
     def pending_vectors(self) -> int:
         """Vectors not embedded yet (counted again only when the index or its vectors changed)."""
-        from retrievers.index import CodeIndex, closing_connection
+        from grepgraph.retrievers.index import CodeIndex, closing_connection
 
         from .status import pending_vectors
 

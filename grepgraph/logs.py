@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-PACKAGES = ("retrievers", "graphs", "grepgraph")
+PACKAGES = ("grepgraph",)  # its graphs and retrievers log as grepgraph.graphs.*, grepgraph.retrievers.*
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 CONSOLE_FORMAT = "grepgraph: %(levelname)s %(name)s: %(message)s"
 

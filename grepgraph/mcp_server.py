@@ -30,17 +30,17 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
-from graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
-from graphs.code_search import graph
-from graphs.context import resolve_context
-from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInput
-from graphs.resources import get_searcher
+from grepgraph.graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.context import resolve_context
+from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInput
+from grepgraph.graphs.resources import get_searcher
 from grepgraph.http_guard import HostGuard, HostPolicy
+from grepgraph.retrievers import __version__
+from grepgraph.retrievers.index import CodeIndex, IndexError_
+from grepgraph.retrievers.results import CodeResult
+from grepgraph.retrievers.symbols import SymbolGraph, SymbolRef
 from grepgraph.status import index_report
-from retrievers import __version__
-from retrievers.index import CodeIndex, IndexError_
-from retrievers.results import CodeResult
-from retrievers.symbols import SymbolGraph, SymbolRef
 
 SERVER_NAME = "grepgraph"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -50,14 +50,14 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langserve import add_routes
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
-from graphs.deadline import SearchDeadlineExceeded
-from graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
+from grepgraph.graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
+from grepgraph.graphs.deadline import SearchDeadlineExceeded
+from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
 from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
-from retrievers.grep import PatternError, compile_pattern
-from retrievers.index import IndexError_
-from retrievers.results import CodeResult
-from retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
+from grepgraph.retrievers.grep import PatternError, compile_pattern
+from grepgraph.retrievers.index import IndexError_
+from grepgraph.retrievers.results import CodeResult
+from grepgraph.retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -178,7 +178,7 @@ def search_runnable(catalog: RepoCatalog, settings: Mapping[str, Any] | None = N
     the repository has no index, :class:`SearchTimedOut` after ``timeout_s`` (async path only).
     """
     if graph is None:
-        from graphs.code_search import graph as compiled
+        from grepgraph.graphs.code_search import graph as compiled
 
         graph = compiled
     server_settings = dict(settings or {})
@@ -238,8 +238,8 @@ def scope_problem(entry: ServedRepo, item: Mapping[str, Any]) -> str:
         return ""  # malformed filters are the input model's 422
     if scope.is_everything:
         return ""
-    from graphs.context import resolve_context
-    from graphs.resources import get_searcher
+    from grepgraph.graphs.context import resolve_context
+    from grepgraph.graphs.resources import get_searcher
 
     try:
         get_searcher(resolve_context({"repo": str(entry.path), "index_dir": str(entry.index_dir)})).scope_filter(scope)
@@ -465,7 +465,7 @@ def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
 
 def _health_of(entry) -> dict:
     """An index's state and, when ready, how current it is (commit, changed files, pending vectors, service)."""
-    from retrievers.index import CodeIndex
+    from grepgraph.retrievers.index import CodeIndex
 
     from .status import health_summary
 
@@ -476,7 +476,7 @@ def _health_of(entry) -> dict:
 
 
 def _version() -> str:
-    from retrievers import __version__
+    from grepgraph.retrievers import __version__
 
     return __version__
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import importlib.util
 import json
 import os
 import socket
@@ -27,8 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from retrievers import __version__
-from retrievers.settings import ENV_PREFIX, INDEX_DIRNAME, ServiceSettings, resolve_service_settings
+from grepgraph.retrievers import __version__
+from grepgraph.retrievers.settings import ENV_PREFIX, INDEX_DIRNAME, ServiceSettings, resolve_service_settings
 
 SERVICE_DIRNAME = "service"
 SOCKET_NAME = "service.sock"
@@ -42,7 +43,7 @@ MAX_SOCKET_PATH = 100
 START_POLL_S = 0.05
 # A quick question (ping, status, stop) gets this long; a search as long as it takes.
 QUICK_TIMEOUT_S = 5.0
-PACKAGES = ("grepgraph", "graphs", "retrievers")
+PACKAGES = ("grepgraph", "grepgraph.graphs", "grepgraph.retrievers")
 
 
 class ServiceUnavailable(Exception):
@@ -65,15 +66,21 @@ def code_version() -> str:
     grepgraph replaces a service still running the old code. Computed once: a process speaks for the
     code it loaded.
     """
-    root = Path(__file__).resolve().parent.parent
     files = []
     for package in PACKAGES:
-        with contextlib.suppress(OSError), os.scandir(root / package) as entries:
+        with contextlib.suppress(OSError), os.scandir(package_directory(package)) as entries:
             for entry in entries:
                 if entry.name.endswith(".py"):
                     info = entry.stat()
                     files.append(f"{package}/{entry.name}:{info.st_mtime_ns}:{info.st_size}")
     return f"{__version__}/p{PROTOCOL}/{zlib.crc32(chr(0).join(sorted(files)).encode()):08x}"
+
+
+def package_directory(name: str) -> Path:
+    """Where a package's files are (installed or in a checkout), found without importing the package."""
+    spec = importlib.util.find_spec(name)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else Path(__file__).resolve().parent
 
 
 def service_dir(index_dir: Path) -> Path:

@@ -7,9 +7,9 @@ service is following the repository, and how many vectors are still to be embedd
 
 from __future__ import annotations
 
-from retrievers.freshness import freshness
-from retrievers.index import CodeIndex, closing_connection
-from retrievers.vector_sync import count_pending_vectors
+from grepgraph.retrievers.freshness import freshness
+from grepgraph.retrievers.index import CodeIndex, closing_connection
+from grepgraph.retrievers.vector_sync import count_pending_vectors
 
 from .service_client import service_state
 

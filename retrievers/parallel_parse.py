@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
+import grepgraph
+
 from .chunking import parse_file
 from .model import ParsedFile
 
@@ -26,9 +28,9 @@ log = logging.getLogger(__name__)
 
 PARALLEL_PARSE_MIN_FILES = 200
 MAX_WORKERS = 8
-# The directory that holds the ``retrievers`` package, so a worker imports this very copy of it.
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
-_WORKER_CODE = "from retrievers.parallel_parse import serve_jobs; serve_jobs()"
+# The directory that holds the ``grepgraph`` package, so a worker imports this very copy of it.
+_PACKAGE_ROOT = str(Path(grepgraph.__file__).resolve().parents[1])
+_WORKER_CODE = "from grepgraph.retrievers.parallel_parse import serve_jobs; serve_jobs()"
 
 Job = tuple[str, bytes, str]  # (path, file bytes, language)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrievers.index import CodeIndex
+from grepgraph.retrievers.index import CodeIndex
 
 SAMPLE_REPO = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 

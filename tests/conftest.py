@@ -22,7 +22,7 @@ def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:
 
     Returns the graph context that points at it: ``{"repo": ..., "index_dir": ...}``.
     """
-    from retrievers.index import CodeIndex
+    from grepgraph.retrievers.index import CodeIndex
 
     root = tmp_path_factory.getbasetemp() / "indexed_sample_repo"
     repo, index_dir = root / "repo", root / "index"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from retrievers.model import Chunk
-from retrievers.windows import (
+from grepgraph.retrievers.model import Chunk
+from grepgraph.retrievers.windows import (
     CONTAINER_WINDOW_LINES,
     LONG_LINE_CHARS,
     MAX_CHUNK_LINES,

@@ -6,9 +6,9 @@ import importlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from retrievers.languages import is_test_path
-from retrievers.model import Chunk, Edge, ParsedFile
-from retrievers.windows import normalize_newlines, source_lines
+from grepgraph.retrievers.languages import is_test_path
+from grepgraph.retrievers.model import Chunk, Edge, ParsedFile
+from grepgraph.retrievers.windows import normalize_newlines, source_lines
 
 from .chunks import Placed, SourceFile, definition_chunks, module_chunks, place, signature
 from .go import GO_RULES

@@ -17,10 +17,10 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from grepgraph.graphs.context import Context
+from grepgraph.retrievers.index import CodeIndex
 from langgraph_sdk import get_sync_client
 
-from graphs.context import Context
-from retrievers.index import CodeIndex
 from tests.processes import free_port, stop_process_group, wait_until_answering
 
 pytestmark = pytest.mark.slow
@@ -39,11 +39,13 @@ def project_graph_specs() -> dict[str, str]:
 
 
 def as_module_spec(spec: str) -> str:
-    """``./graphs/code_search.py:graph`` -> ``graphs.code_search:graph`` (module specs are returned as they are)."""
+    """``./graphs/code_search.py:graph`` -> ``grepgraph.graphs.code_search:graph`` (module specs stay as they are)."""
     target, _, variable = spec.rpartition(":")
     if "/" not in target:
         return spec
     module = Path(target).with_suffix("").as_posix().removeprefix("./").replace("/", ".")
+    if not module.startswith("grepgraph."):
+        module = f"grepgraph.{module}"  # graphs/, retrievers/ install as grepgraph.graphs, ...
     return f"{module}:{variable}"
 
 
@@ -52,7 +54,7 @@ def agent_server_config(destination: Path) -> Path:
 
     A file-path spec makes the Agent Server import ``graphs/code_search.py`` as a top-level
     module, where its relative imports fail (``test_project_langgraph_json_loads_the_graph``).
-    The module form imports the installed ``graphs`` package instead.
+    The module form imports the installed ``grepgraph.graphs`` package instead.
     """
     config = json.loads((PROJECT / "langgraph.json").read_text())
     config.pop("env", None)  # the test passes its own environment

@@ -21,12 +21,12 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.search import Searcher
 
-from graphs.code_search import graph
-from graphs.resources import forget_searchers
 from grepgraph.cli import main
-from retrievers.index import CodeIndex
-from retrievers.search import Searcher
 from tests.processes import free_port, stop_process_group, wait_until_answering
 
 pytestmark = pytest.mark.slow

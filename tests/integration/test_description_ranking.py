@@ -10,9 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from retrievers.index import CodeIndex
-from retrievers.search import Searcher
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.search import Searcher
 
 WINDOWS_RS = """\
 /// An iterator over overlapping windows of a slice, each one element further along.

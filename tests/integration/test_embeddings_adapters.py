@@ -2,9 +2,10 @@ import math
 import shutil
 from pathlib import Path
 
-from retrievers.index import CodeIndex, IndexSettings
-from retrievers.langchain import GrepGraphEmbeddings
-from retrievers.search import Searcher
+from grepgraph.retrievers.index import CodeIndex, IndexSettings
+from grepgraph.retrievers.langchain import GrepGraphEmbeddings
+from grepgraph.retrievers.search import Searcher
+
 from tests.ollama_server import OllamaTestServer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"

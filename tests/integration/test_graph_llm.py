@@ -12,10 +12,10 @@ import os
 import time
 
 import pytest
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.llm import LLMGateway, reset_llm_state
+from grepgraph.graphs.resources import forget_searchers
 
-from graphs.code_search import graph
-from graphs.llm import LLMGateway, reset_llm_state
-from graphs.resources import forget_searchers
 from tests.conftest import indexed_sample_repo
 from tests.ollama_server import OllamaTestServer, closed_port
 

@@ -13,12 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from graphs.code_search import graph
-from graphs.resources import forget_searchers
-from retrievers.index import CodeIndex, IndexMissing
-from retrievers.scope import Scope, ScopeError
-from retrievers.search import PatternError, Searcher
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex, IndexMissing
+from grepgraph.retrievers.scope import Scope, ScopeError
+from grepgraph.retrievers.search import PatternError, Searcher
 
 PROJECT = Path(__file__).resolve().parents[2]
 GREPGRAPH = PROJECT / ".venv" / "bin" / "grepgraph"

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from retrievers.embeddings import MiniLMEmbedder
-from retrievers.index import CodeIndex, IndexBusy, IndexSettings, IndexSummary
-from retrievers.search import Hit, Searcher
+from grepgraph.retrievers.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.index import CodeIndex, IndexBusy, IndexSettings, IndexSummary
+from grepgraph.retrievers.search import Hit, Searcher
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
@@ -348,9 +347,9 @@ def test_a_second_indexer_is_refused_while_the_lock_is_held(evolving, embedder):
 
 INDEXER = """
 import json, sys, time
-from retrievers import vector_sync
-from retrievers.index import CodeIndex, IndexMissing, IndexSettings
-from retrievers.search import Searcher
+from grepgraph.retrievers import vector_sync
+from grepgraph.retrievers.index import CodeIndex, IndexMissing, IndexSettings
+from grepgraph.retrievers.search import Searcher
 
 repo, pause_at, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 vector_sync.EMBED_BATCH = 8  # many small vector batches, so a kill lands between (or inside) them
@@ -581,7 +580,7 @@ def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
 
 
 def test_name_coverage_counts_the_name_words_a_question_uses(built):
-    from retrievers.tokenize import tokenize_query
+    from grepgraph.retrievers.tokenize import tokenize_query
 
     ids = {symbol: chunk_id for chunk_id, symbol in rows(
         built.index, "SELECT id, symbol FROM chunks WHERE path = ?", (STORE,))}

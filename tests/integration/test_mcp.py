@@ -22,11 +22,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from grepgraph.retrievers.index import CodeIndex  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
-from retrievers.index import CodeIndex  # noqa: E402
 from tests.processes import free_port
 
 PROJECT = Path(__file__).resolve().parents[2]

@@ -7,13 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.graphs.retriever import GrepGraphRetriever
+from grepgraph.retrievers.index import CodeIndex, IndexMissing
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
-
-from graphs.resources import forget_searchers
-from graphs.retriever import GrepGraphRetriever
-from retrievers.index import CodeIndex, IndexMissing
 
 pytestmark = pytest.mark.slow
 

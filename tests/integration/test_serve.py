@@ -15,11 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
 from langserve import RemoteRunnable
 
-from graphs.resources import forget_searchers
 from grepgraph.serve import create_app, is_loopback
-from retrievers.index import CodeIndex
 from tests.processes import free_port
 
 pytestmark = pytest.mark.slow

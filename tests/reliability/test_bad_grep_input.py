@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.nodes import InvalidSearchInput
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
 
-from graphs.code_search import graph
-from graphs.nodes import InvalidSearchInput
-from graphs.resources import forget_searchers
-from retrievers.index import CodeIndex
 from tests.conftest import hang_deadline, isolated_settings
 from tests.integration.test_grep_search import build_repo
 

@@ -19,12 +19,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.nodes import MAX_QUERY_CHARS, InvalidSearchInput
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex, IndexError_
+from grepgraph.retrievers.search import Searcher
 
-from graphs.code_search import graph
-from graphs.nodes import MAX_QUERY_CHARS, InvalidSearchInput
-from graphs.resources import forget_searchers
-from retrievers.index import CodeIndex, IndexError_
-from retrievers.search import Searcher
 from tests.conftest import hang_deadline, isolated_settings
 
 pytestmark = pytest.mark.slow

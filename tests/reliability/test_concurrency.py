@@ -24,12 +24,12 @@ import anyio
 import httpx
 import pytest
 import uvicorn
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.llm import reset_llm_state
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
 
-from graphs.code_search import graph
-from graphs.llm import reset_llm_state
-from graphs.resources import forget_searchers
 from grepgraph.serve import create_app
-from retrievers.index import CodeIndex
 from tests.concurrency import (
     LLM_REPLY,
     QUERIES,

@@ -30,14 +30,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers import vector_sync
+from grepgraph.retrievers.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.index import CodeIndex, IndexBusy, IndexSettings, load_segments
+from grepgraph.retrievers.scan import file_hash
+from grepgraph.retrievers.search import Searcher
 
-from graphs.code_search import graph
-from graphs.resources import forget_searchers
-from retrievers import vector_sync
-from retrievers.embeddings import MiniLMEmbedder
-from retrievers.index import CodeIndex, IndexBusy, IndexSettings, load_segments
-from retrievers.scan import file_hash
-from retrievers.search import Searcher
 from tests.conftest import isolated_settings
 
 pytestmark = pytest.mark.slow
@@ -63,13 +63,13 @@ MARKER = re.compile(r"^marker_v(\d+)_")
 CHILD = r"""
 import sys, time
 repo, mode, views = sys.argv[1], sys.argv[2], sys.argv[3]
-from retrievers import vector_sync
-from retrievers.index import CodeIndex, IndexSettings
+from grepgraph.retrievers import vector_sync
+from grepgraph.retrievers.index import CodeIndex, IndexSettings
 vector_sync.EMBED_BATCH = 4  # many small vector batches, so a kill lands between (or inside) them
 embedder = None
 if mode != "hold":
-    from retrievers.embeddings import MiniLMEmbedder
-    import retrievers.vectors, chromadb  # imported before the clock starts, like the model
+    from grepgraph.retrievers.embeddings import MiniLMEmbedder
+    import grepgraph.retrievers.vectors, chromadb  # imported before the clock starts, like the model
     embedder = MiniLMEmbedder()
     embedder.embed(["warm up"])
 print("READY", flush=True)

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.llm import reset_llm_state
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
 
-from graphs.code_search import graph
-from graphs.llm import reset_llm_state
-from graphs.resources import forget_searchers
-from retrievers.index import CodeIndex
 from tests.conftest import isolated_settings
 from tests.ollama_server import OllamaTestServer, closed_port
 

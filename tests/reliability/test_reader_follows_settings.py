@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import shutil
 
-from retrievers.index import CodeIndex
-from retrievers.search import Searcher
-from retrievers.settings import IndexSettings
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.settings import IndexSettings
+
 from tests.conftest import SAMPLE_REPO, isolated_settings
 from tests.ollama_server import OllamaTestServer
 

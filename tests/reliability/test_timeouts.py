@@ -22,13 +22,13 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from grepgraph.graphs.code_search import graph
+from grepgraph.graphs.deadline import SearchDeadlineExceeded
+from grepgraph.graphs.llm import reset_llm_state
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
 
-from graphs.code_search import graph
-from graphs.deadline import SearchDeadlineExceeded
-from graphs.llm import reset_llm_state
-from graphs.resources import forget_searchers
 from grepgraph.serve import create_app
-from retrievers.index import CodeIndex
 from tests.conftest import SAMPLE_REPO, hang_deadline, isolated_settings
 from tests.ollama_server import OllamaTestServer
 from tests.processes import free_port

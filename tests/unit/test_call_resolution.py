@@ -7,10 +7,9 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-
-from retrievers.call_resolution import CallResolver
-from retrievers.index import CodeIndex
-from retrievers.symbols import SymbolGraph
+from grepgraph.retrievers.call_resolution import CallResolver
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.symbols import SymbolGraph
 
 PYTHON_FILES = {
     "shop/__init__.py": "from .store import Store\n",

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from retrievers.cards import card_text, return_type_text, returned_summary, type_summaries
-from retrievers.model import Chunk
+from grepgraph.retrievers.cards import card_text, return_type_text, returned_summary, type_summaries
+from grepgraph.retrievers.model import Chunk
 
 
 def chunk(symbol: str, signature: str, *, kind: str = "function", docstring: str = "", parent: str = "",

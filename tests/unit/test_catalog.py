@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from graphs.catalog import (
+from grepgraph.graphs.catalog import (
     DeploymentPolicy,
     RepoCatalog,
     RepoNotServed,
@@ -14,7 +13,7 @@ from graphs.catalog import (
     deployment_policy,
     normalise_url,
 )
-from graphs.context import Context
+from grepgraph.graphs.context import Context
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ import os
 from dataclasses import fields
 
 import pytest
-
-from graphs.context import Context, describe_settings, given_values, resolve_context
+from grepgraph.graphs.context import Context, describe_settings, given_values, resolve_context
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from retrievers.fusion import (
+from grepgraph.retrievers.fusion import (
     FIRST_RANK_BONUS,
     RRF_K,
     SECOND_THIRD_RANK_BONUS,

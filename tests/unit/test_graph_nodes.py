@@ -12,19 +12,19 @@ import os
 from typing import Any
 
 import pytest
+from grepgraph.graphs import code_search
+from grepgraph.graphs.code_search import build_graph
+from grepgraph.graphs.llm import reset_llm_state
+from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
+from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.search import Searcher
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import Field
 
-from graphs import code_search
-from graphs.code_search import build_graph
-from graphs.llm import reset_llm_state
-from graphs.nodes import InvalidSearchInput, validate_input
-from graphs.resources import forget_searchers
-from retrievers.index import CodeIndex
-from retrievers.search import Searcher
 from tests.conftest import indexed_sample_repo
 
 RESULT_KEYS = {"path", "start_line", "end_line", "symbol", "kind", "score", "snippet"}
@@ -274,7 +274,7 @@ def test_rerank_drops_out_of_range_and_duplicate_indices():
 
 def test_an_llm_reply_without_json_is_logged_and_traced(caplog):
     fused = [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]
-    with caplog.at_level("WARNING", logger="graphs.llm"):
+    with caplog.at_level("WARNING", logger="grepgraph.graphs.llm"):
         update = run_node(build_graph(scripted("Sure! The best one is a.py.")), "rerank",
                           {"query": "which one", "limit": 1, "fused": fused}, {})
     assert update["trace"][0]["decision"] == "fallback: fused order kept"

@@ -6,8 +6,7 @@ import re
 import time
 
 import pytest
-
-from retrievers.grep import (
+from grepgraph.retrievers.grep import (
     ChunkSpan,
     LineMatch,
     PatternError,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from graphs.heuristics import (
+from grepgraph.graphs.heuristics import (
     GraphQuestion,
     blend_rerank,
     classify_graph_question,

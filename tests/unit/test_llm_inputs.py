@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphs.llm_providers import same_model
-from graphs.prompt_inputs import candidate_card, query_digest, rerank_messages, rewrite_messages
+from grepgraph.graphs.llm_providers import same_model
+from grepgraph.graphs.prompt_inputs import candidate_card, query_digest, rerank_messages, rewrite_messages
 
 REPORT = "\n".join([
     "Widget cache returns stale entries after reload",

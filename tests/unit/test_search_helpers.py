@@ -1,11 +1,10 @@
 """The pure query-parsing helpers of the searcher: which query tokens name code, which files a query mentions."""
 
 import pytest
-
-from retrievers.query_parsing import code_tokens, mentioned_paths, name_evidence
-from retrievers.query_shape import described_kind
-from retrievers.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
-from retrievers.tokenize import tokenize_query
+from grepgraph.retrievers.query_parsing import code_tokens, mentioned_paths, name_evidence
+from grepgraph.retrievers.query_shape import described_kind
+from grepgraph.retrievers.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
+from grepgraph.retrievers.tokenize import tokenize_query
 
 
 @pytest.mark.parametrize(("query", "tokens"), [

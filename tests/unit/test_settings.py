@@ -6,8 +6,7 @@ import os
 from dataclasses import fields
 
 import pytest
-
-from retrievers.settings import (
+from grepgraph.retrievers.settings import (
     CALLER,
     DEFAULT,
     ENVIRONMENT,
@@ -142,7 +141,8 @@ def test_every_index_setting_is_described():
 def test_grepgraph_init_writes_every_setting_and_the_file_reads_back_as_the_defaults(monkeypatch, repo, capsys):
     import re
 
-    from graphs.context import Context, resolve_context
+    from grepgraph.graphs.context import Context, resolve_context
+
     from grepgraph.cli import main
 
     target = repo / "grepgraph.toml"

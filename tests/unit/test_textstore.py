@@ -5,8 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
-from retrievers.textstore import (
+from grepgraph.retrievers.textstore import (
     MAX_QUERY_TRIGRAMS,
     TEXT_SCHEMA,
     TextStore,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from retrievers.tokenize import (
+from grepgraph.retrievers.tokenize import (
     content_words,
     split_identifier,
     stem,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-
-from retrievers.model import Chunk, ParsedFile
-from retrievers.treesitter import parse_with_tree_sitter
+from grepgraph.retrievers.model import Chunk, ParsedFile
+from grepgraph.retrievers.treesitter import parse_with_tree_sitter
 
 
 def chunks_by_symbol(parsed: ParsedFile) -> dict[str, Chunk]:
