@@ -261,8 +261,7 @@ class CallResolver:
         constructor, _, method = target.rpartition("().")
         if not constructor or "(" in constructor or "." in method or "(" in method:
             return UNKNOWN
-        classes = [key for key in self.resolve_name(facts, source, constructor).targets
-                   if self.facts(key[0]).kinds.get(key[1]) in CLASS_KINDS]
+        classes = [key for key in self.resolve_name(facts, source, constructor).targets if self.is_class(key)]
         return Resolution.to(self._inherited(classes[0], method, include_own=True)) if classes else UNKNOWN
 
     def resolve_name(self, facts: FileFacts, scope: str, dotted: str, hops: int = 0) -> Resolution:
@@ -316,7 +315,7 @@ class CallResolver:
         """``rest`` looked up inside the definition ``key`` (a class's method, inherited ones too)."""
         if not rest:
             return Resolution.to([key])
-        if "." in rest or self.facts(key[0]).kinds.get(key[1]) not in CLASS_KINDS:
+        if "." in rest or not self.is_class(key):
             return UNKNOWN
         return Resolution.to(self._inherited(key, rest, include_own=True, hops=hops))
 

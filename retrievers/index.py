@@ -387,6 +387,8 @@ class CodeIndex:
     def _type_summaries(connection: sqlite3.Connection, parsed: list, removed: list[str],
                         rebuild: bool) -> dict[str, str]:
         """Documented types of the repository after this run: the unchanged files' and the new chunks'."""
+        if not parsed:
+            return {}  # no new chunk needs a card
         changed = set(removed) | {item[0].path for item, *_ in parsed}
         kinds = tuple(sorted(TYPE_KINDS))
         stored = [] if rebuild else [

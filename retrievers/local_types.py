@@ -81,8 +81,7 @@ class LocalTypes:
             return self.stated_elsewhere(facts, scope, spec[len(ALIAS_MARK):])
         if spec.endswith("()"):
             return self.resolver.resolve(facts.path, scope, spec[:-2]).status in OUTSIDE
-        names = [dotted for dotted in _DOTTED.findall(spec.replace('"', " ").replace("'", " "))
-                 if dotted not in _TYPING_WRAPPERS and dotted.split(".", 1)[0] not in ("typing", "t")]
+        names = _annotation_names(spec)
         return bool(names) and all(self.resolver.resolve_name(facts, scope, dotted).status in OUTSIDE
                                    for dotted in names)
 
@@ -153,12 +152,16 @@ class LocalTypes:
     def _annotated(self, facts: FileFacts, scope: str, annotation: str) -> list[Key]:
         """The in-repo classes an annotation names (string annotations included)."""
         found: list[Key] = []
-        for dotted in _DOTTED.findall(annotation.replace('"', " ").replace("'", " ")):
-            if dotted in _TYPING_WRAPPERS or dotted.split(".", 1)[0] in ("typing", "t"):
-                continue
+        for dotted in _annotation_names(annotation):
             found += [key for key in self.resolver.resolve_name(facts, scope, dotted).targets
                       if self.resolver.is_class(key)]
         return list(dict.fromkeys(found))
+
+
+def _annotation_names(annotation: str) -> list[str]:
+    """The dotted names an annotation spells (string annotations too), minus the typing wrappers around them."""
+    return [dotted for dotted in _DOTTED.findall(annotation.replace('"', " ").replace("'", " "))
+            if dotted not in _TYPING_WRAPPERS and dotted.split(".", 1)[0] not in ("typing", "t")]
 
 
 def _enclosing(scope: str) -> list[str]:
