@@ -16,6 +16,32 @@ TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([A-Za-z_][A-Za
 MARKUP = re.compile(r":(?:class|func|meth|attr|mod|obj|data|exc|ref|py:\w+):|`+|\*\*")
 MIN_SENTENCE_WORDS = 4
 SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)\s*([A-Z][a-z]+)\b")
+# One row of an environment listing: ``attrs  19.3.0``, ``attrs==19.3.0``, ``numpy: 1.19.1``, ``zarr: None``
+# (pip list, pip freeze, conda list, a library's show-versions report), optionally with a location or build.
+LISTING_ROW = re.compile(r"^\s*[A-Za-z][\w.\-\[\]]*(?:\s*[:=]=?\s*|\s+v?)(?:\d[\w.+\-!]*|None)(?:\s+\S+){0,3}\s*$")
+MIN_LISTING_ROWS = 5
+
+
+def without_environment_listing(text: str) -> str:
+    """The text without runs of package-version rows (an issue report's pasted ``pip list``).
+
+    A listing names hundreds of installed packages, which flood a lexical search with names that occur in the
+    code for other reasons and push the report's own words past the query length cut. A run is at least
+    :data:`MIN_LISTING_ROWS` rows; one other line between rows (``OS: Darwin``) does not end it.
+    """
+    lines = text.split("\n")
+    rows = [bool(LISTING_ROW.match(line)) for line in lines]
+    dropped = set()
+    start = None
+    for i in range(len(lines) + 1):
+        inside = i < len(lines) and (rows[i] or (0 < i < len(lines) - 1 and rows[i - 1] and rows[i + 1]))
+        if inside and start is None:
+            start = i
+        elif not inside and start is not None:
+            if sum(rows[start:i]) >= MIN_LISTING_ROWS:
+                dropped.update(range(start, i))
+            start = None
+    return "\n".join(line for i, line in enumerate(lines) if i not in dropped) if dropped else text
 
 
 def plain_text(text: str) -> str:

@@ -46,6 +46,8 @@ CALLABLE_TYPE_FACTOR = 0.7
 STATEMENT_SYMBOL_WEIGHT = 0.0
 LONG_QUERY_WORDS = 60
 LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1}
+# In a long input BM25 counts a word the report repeats up to this many times (1 + log2 of its count).
+LONG_QUERY_TERM_REPEAT_CAP = 2
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
 # for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
 LONG_QUERY_DENSE_CHARS = 600

@@ -36,7 +36,14 @@ from .grep import (
 )
 from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
-from .query_parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths, name_evidence, plain_text
+from .query_parsing import (
+    TRACEBACK_FRAME,
+    code_tokens,
+    mentioned_paths,
+    name_evidence,
+    plain_text,
+    without_environment_listing,
+)
 from .query_shape import described_kind, head_phrase
 from .ranking import (
     DENSE_CANDIDATES,
@@ -45,6 +52,7 @@ from .ranking import (
     LEXICAL_CANDIDATES,
     LONG_QUERY_DENSE_CHARS,
     LONG_QUERY_EXACT_WEIGHT,
+    LONG_QUERY_TERM_REPEAT_CAP,
     LONG_QUERY_WORDS,
     SYMBOL_EXACT_BONUS,
     SYMBOL_PREFIX_BONUS,
@@ -61,7 +69,7 @@ from .ranking import (
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
-from .tokenize import split_identifier, stem, tokenize_query
+from .tokenize import repeated_by_frequency, split_identifier, stem, tokenize_query
 
 log = logging.getLogger(__name__)
 
@@ -445,15 +453,16 @@ class Searcher:
         Returns:
             The hits, best first, and the BM25 signal of the query (with the generation searched).
         """
-        query = query[:MAX_QUERY_CHARS]
+        query = without_environment_listing(query)[:MAX_QUERY_CHARS]
         with self._snapshot(generation) as snapshot:
             paths, allowed = snapshot.scope_filter(scope)
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
-            bm25 = snapshot.lexical(tokens)
+            long_query = len(query.split()) > LONG_QUERY_WORDS
+            bm25 = snapshot.lexical(repeated_by_frequency(tokens, query, LONG_QUERY_TERM_REPEAT_CAP)
+                                    if long_query else tokens)
             lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
             if weights is not None and not any(weights.get(view) for view in ("card", "code")):
                 dense = False
-            long_query = len(query.split()) > LONG_QUERY_WORDS
             exact_weight = 0.0
             if weights is None and exact:
                 pasted_block = long_query and is_code_block(query)

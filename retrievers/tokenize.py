@@ -9,7 +9,9 @@ only: in code they are rarely noise worth the bookkeeping.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -125,6 +127,16 @@ def tokenize_code(text: str) -> list[str]:
 def tokenize_query(text: str) -> list[str]:
     """Tokens for a query: like documents, minus English stop words and duplicates."""
     return list(dict.fromkeys(_identifier_tokens(text, STOP_WORDS, STOP_WORDS)))
+
+
+def repeated_by_frequency(tokens: list[str], text: str, cap: int) -> list[str]:
+    """``tokens`` with each one repeated by how often ``text`` uses it: 1 + log2 of its count, at most ``cap``.
+
+    BM25 adds a repeated query token's score again, so a long report's recurring words (the feature it is
+    about) outweigh the words it uses once (its environment, its prose).
+    """
+    counts = Counter(_identifier_tokens(text, STOP_WORDS, STOP_WORDS))
+    return [token for token in tokens for _ in range(min(cap, 1 + int(math.log2(max(counts[token], 1)))))]
 
 
 def with_abbreviations(tokens: list[str]) -> list[str]:

@@ -1,10 +1,15 @@
 """The pure query-parsing helpers of the searcher: which query tokens name code, which files a query mentions."""
 
 import pytest
-from grepgraph.retrievers.query_parsing import code_tokens, mentioned_paths, name_evidence
+from grepgraph.retrievers.query_parsing import (
+    code_tokens,
+    mentioned_paths,
+    name_evidence,
+    without_environment_listing,
+)
 from grepgraph.retrievers.query_shape import described_kind
 from grepgraph.retrievers.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
-from grepgraph.retrievers.tokenize import tokenize_query
+from grepgraph.retrievers.tokenize import repeated_by_frequency, tokenize_query
 
 
 @pytest.mark.parametrize(("query", "tokens"), [
@@ -52,3 +57,26 @@ def test_names_count_as_evidence_unless_a_statement_mentions_them(query, symbol_
 
 def test_an_issue_report_keeps_its_own_weights():
     assert blend_weights("A crash " * 80, long_query=True, described=None) == LONG_QUERY_WEIGHTS
+
+
+def test_a_pasted_environment_listing_is_dropped_and_the_report_kept():
+    listing = ["Package        Version", "-------------- -------"]
+    listing += [f"widgetlib{i}     {i}.2.0" for i in range(8)] + ["OS: Linux", "zipcodes: None", "colorsys==0.4.1"]
+    report = "\n".join(["Saving a frame loses its tags", "", *listing, "", "frame.save() drops tags"])
+    cleaned = without_environment_listing(report)
+    assert "widgetlib" not in cleaned and "zipcodes" not in cleaned and "OS: Linux" not in cleaned
+    assert cleaned.startswith("Saving a frame loses its tags") and cleaned.endswith("frame.save() drops tags")
+
+
+def test_a_few_version_lines_are_the_reports_words():
+    report = "Fails since 2.0\npython 3.11\nlibfoo 1.2\nit raises KeyError in load_config"
+    assert without_environment_listing(report) == report
+
+
+def test_a_long_reports_recurring_words_count_more_up_to_the_cap():
+    report = "tagging " * 9 + "frame save"
+    tokens = tokenize_query(report)
+    repeated = repeated_by_frequency(tokens, report, cap=2)
+    tag, frame, save = tokens
+    assert repeated == [tag, tag, frame, save]
+    assert repeated_by_frequency(tokens, report, cap=1) == tokens
