@@ -18,7 +18,7 @@ from typing import Any
 
 PROVIDERS = ("ollama", "openai")
 # A reply is a short JSON object; a model that rambles is cut here rather than by the timeout.
-MAX_OUTPUT_TOKENS = 160
+MAX_OUTPUT_TOKENS = 80
 OPENAI_EXTRA = "pip install 'grepgraph[openai]'"
 # Sent to OpenAI-compatible servers when no key is configured: local servers ignore it, and the client
 # library would otherwise fall back to $OPENAI_API_KEY and hand a hosted key to whatever URL is configured.

@@ -34,7 +34,14 @@ from .heuristics import (
     should_rewrite,
     snippet,
 )
-from .prompt_inputs import REWRITE_SCHEMA, query_digest, rerank_messages, rerank_schema, rewrite_messages
+from .prompt_inputs import (
+    REWRITE_SCHEMA,
+    REWRITE_SYMBOLS,
+    query_digest,
+    rerank_messages,
+    rerank_schema,
+    rewrite_messages,
+)
 from .resources import get_gateway, get_searcher
 from .state import SearchState
 
@@ -46,8 +53,6 @@ MODES = ("auto", "literal", "regex")
 # Added to the RRF score of a candidate holding text pasted from the code (RRF scores stay below 0.2).
 EXACT_MERGE_BONUS = 1.0
 CANDIDATE_TEXT_CHARS = 1500
-# Related symbols the rewrite prompt lists (names the model may pick instead of inventing its own).
-REWRITE_SYMBOLS = 8
 # Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
 TEST_WORDS = re.compile(
     r"\b(?:tests? (?:for|of|that|which|covering)|unit tests?|tested|test (?:cases?|suite|files?)|fixtures?|"

@@ -31,7 +31,17 @@ def test_the_instructions_come_first_and_never_change():
     first = rewrite_messages("how is the cache invalidated?", "", [("WidgetCache", "app/cache.py")], 600)
     second = rewrite_messages(REPORT, "debugging", [], 600)
     assert first[0] == second[0] and first[0][0] == "system"
-    assert "WidgetCache (app/cache.py)" in first[1][1] and "debugging" in second[1][1]
+    assert "WidgetCache" in first[1][1] and "debugging" in second[1][1]
+
+
+def test_the_variable_part_holds_only_what_the_model_uses():
+    symbols = [("WidgetCache", "app/cache.py"), ("WidgetCache", "app/other.py"),
+               *[(f"name_{n}", "app/x.py") for n in range(10)]]
+    human = rewrite_messages("how is the cache invalidated?", "", symbols, 600)[1][1]
+    assert human == ("how is the cache invalidated?\n"
+                     "Symbols: WidgetCache, name_0, name_1, name_2, name_3, name_4\n")
+    assert "Background" not in rerank_messages("q", "", [], 160, 600)[1][1]
+    assert "Background: debugging" in rerank_messages("q", "debugging", [], 160, 600)[1][1]
 
 
 def test_a_candidate_card_has_signature_and_summary_not_the_body():
