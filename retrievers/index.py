@@ -32,7 +32,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from .segments import build_generation, load_segments
 from .settings import INDEX_DIRNAME, IndexSettings, ollama_url, resolve_index_settings
 from .store import INDEX_FORMAT, open_store, same_fingerprint, stored_form
 from .textstore import clear_texts, remove_texts, replace_texts, stored_bytes
+from .vector_leases import CurrentVectorStore, lazy_lease
 from .vector_sync import (
     collect_garbage,
     count_pending_vectors,
@@ -126,7 +127,7 @@ class CodeIndex:
         self._embedder = embedder
         self._embedder_given = embedder is not None
         self._chroma_url = chroma_url
-        self._vector_store: Any = None
+        self._vectors = CurrentVectorStore(self._open_vector_store)
         self._embedding_cache: Any = None
 
     # ---------------------------------------------------------------- paths and connections
@@ -192,21 +193,30 @@ class CodeIndex:
             return self.settings.embed_tests == "always"
         return chunk_count <= AUTO_TEST_VECTORS_MAX_CHUNKS
 
-    def vector_store(self, views: tuple[str, ...] = ("card", "code")):
-        """The Chroma collections of this index."""
-        if self._vector_store is None:
-            from .vectors import VectorStore, open_chroma_client
+    def using_vectors(self, views: tuple[str, ...] = ("card", "code")) -> AbstractContextManager[Any]:
+        """The Chroma collections of this index (a :class:`~.vectors.VectorStore`), held for one call.
 
-            url = self.chroma_url
-            namespace = self.vector_namespace()
-            try:
-                client = open_chroma_client(self.index_dir / "chroma", url)
-                self._vector_store = VectorStore(client, self.embedder, namespace, views)
-            except Exception as error:  # chromadb: ValueError("Could not connect ..."), httpx errors
-                if not url or not isinstance(error, (ValueError, *vector_backend_errors())):
-                    raise
-                raise VectorsUnavailable(f"the Chroma server at {url} is not reachable ({error})") from error
-        return self._vector_store
+        A :meth:`reopen_vectors` meanwhile loads a new store for later calls and frees this one once
+        the call ends.
+        """
+        return self._vectors.using(views)
+
+    def vector_store(self, views: tuple[str, ...] = ("card", "code")) -> Any:
+        """The current vector store, not held: for one-thread callers (tools, tests) that reopen nothing."""
+        with self.using_vectors(views) as store:
+            return store
+
+    def _open_vector_store(self, views: tuple[str, ...]) -> Any:
+        from .vectors import VectorStore, open_chroma_client
+
+        url = self.chroma_url
+        namespace = self.vector_namespace()
+        try:
+            return VectorStore(open_chroma_client(self.index_dir / "chroma", url), self.embedder, namespace, views)
+        except Exception as error:  # chromadb: ValueError("Could not connect ..."), httpx errors
+            if not url or not isinstance(error, (ValueError, *vector_backend_errors())):
+                raise
+            raise VectorsUnavailable(f"the Chroma server at {url} is not reachable ({error})") from error
 
     # ---------------------------------------------------------------- locking
     @contextmanager
@@ -358,9 +368,11 @@ class CodeIndex:
             try:
                 # A flag left by a killed run: its last vectors may be in Chroma but not in the vectors table.
                 sweep = connection.execute("SELECT 1 FROM meta WHERE key = 'vectors_unrecorded'").fetchone()
-                summary.vectors_embedded = embed_pending(connection, views, with_tests, progress,
-                                                         lambda: self.vector_store(views), self._embed_with_cache)
-                collect_garbage(connection, views, lambda: self.vector_store(views), sweep=sweep is not None)
+                with ExitStack() as leases:  # a run with nothing to embed never opens Chroma
+                    store = lazy_lease(lambda: self.using_vectors(views), leases)
+                    summary.vectors_embedded = embed_pending(connection, views, with_tests, progress, store,
+                                                             self._embed_with_cache)
+                    collect_garbage(connection, views, store, sweep=sweep is not None)
                 connection.execute("DELETE FROM meta WHERE key = 'vectors_unrecorded'")
                 connection.commit()
             except vector_backend_errors() as error:
@@ -483,12 +495,8 @@ class CodeIndex:
         return embed_with_cache(self.embedder, self._embedding_cache or None, keys, texts)
 
     def reopen_vectors(self) -> None:
-        """Drop the Chroma client so the next use loads the database from disk again."""
-        self._vector_store = None
-        if not self.chroma_url:
-            from .vectors import forget_embedded_client
-
-            forget_embedded_client(self.index_dir / "chroma")
+        """Load the Chroma database afresh on the next use; the old client is freed once no call uses it."""
+        self._vectors.reload()
 
     # ---------------------------------------------------------------- reading
     def require(self) -> None:
@@ -550,7 +558,7 @@ class CodeIndex:
     def _use_settings(self, settings: IndexSettings) -> None:
         if settings.embedding_model != self.settings.embedding_model and not self._embedder_given:
             self._embedder = None
-            self._vector_store = None
+            self.reopen_vectors()
         self.settings = settings
 
     def _settings_status(self, stored: dict) -> dict:

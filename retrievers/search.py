@@ -283,8 +283,7 @@ class Searcher:
         """The top-``k`` cosines per view, and the query's vector (``None`` when nothing was embedded)."""
         if not text.strip():
             return {}, None
-        with self._vectors_lock:
-            store = self.index.vector_store(snapshot.views)
+        with self._vectors_lock, self.index.using_vectors(snapshot.views) as store:
             if not any(store.cached_count(view) for view in snapshot.views):
                 return {}, None  # nothing embedded yet (lexical-only index): don't pay for the query embedding
             vector = self.index.embedder.embed([text])[0]
@@ -332,8 +331,7 @@ class Searcher:
             marks = ",".join("?" * len(missing))
             key_of = dict(snapshot.connection.execute(
                 f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
-            with self._vectors_lock:
-                store = self.index.vector_store(snapshot.views)
+            with self._vectors_lock, self.index.using_vectors(snapshot.views) as store:
                 sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
             stale = stale or view_stale
             for chunk_id, key in key_of.items():

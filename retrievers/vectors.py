@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,7 +67,7 @@ def chroma_embedding_function(embedder: Any):
     return GrepGraphEmbeddingFunction()
 
 
-def open_chroma_client(path: Path | None = None, url: str | None = None):
+def open_chroma_client(path: Path | None = None, url: str | None = None) -> ChromaClient:
     """An embedded ``PersistentClient`` at ``path``, or an ``HttpClient`` for a Chroma server URL."""
     import chromadb
     from chromadb.config import Settings
@@ -76,13 +77,60 @@ def open_chroma_client(path: Path | None = None, url: str | None = None):
         from urllib.parse import urlparse
 
         parsed = urlparse(url)
-        return chromadb.HttpClient(
+        return _owned(lambda: chromadb.HttpClient(
             host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
             ssl=parsed.scheme == "https", settings=settings,
-        )
+        ), None)
     assert path is not None
     path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
+    return _owned(lambda: chromadb.PersistentClient(path=str(path), settings=settings), str(path))
+
+
+class ChromaClient:
+    """A Chroma client with a ``System`` of its own, released by :meth:`close`.
+
+    Chroma keeps one ``System`` (for an embedded database: its SQLite handles and the HNSW
+    indexes in memory) per database path for the life of the process, shared by every client of
+    that path. A long-running searcher must reload the database when another process (the
+    indexer) adds vectors, and must free the copy it replaces: a reopen that only forgot the old
+    system kept it loaded (~0.5 MB a reopen on a small index, for as long as the process lived).
+    So every client here gets a system nobody else holds, and its owner stops it.
+    """
+
+    def __init__(self, client: Any, system: Any) -> None:
+        """Own ``client`` and its ``system`` (already out of Chroma's shared registry)."""
+        self.client = client
+        self.system = system
+        self.closed = False
+
+    def close(self) -> None:
+        """Stop the system: its database handles and indexes are freed (idempotent)."""
+        if not self.closed:
+            self.closed = True
+            self.system.stop()
+
+
+# Held while a client is created and taken out of Chroma's registry, so no two creations meet in it.
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _owned(create: Callable[[], Any], identifier: str | None) -> ChromaClient:
+    """Create a client with a fresh system and take that system out of Chroma's process-wide registry."""
+    from chromadb.api.shared_system_client import SharedSystemClient as Shared
+
+    with _REGISTRY_LOCK:
+        # A system someone else registered for this path is set aside, so ours is new, then put back.
+        foreign = (Shared._identifier_to_system.pop(identifier, None),
+                   Shared._identifier_to_refcount.pop(identifier, None)) if identifier else (None, None)
+        try:
+            client = create()
+            system = Shared._identifier_to_system.pop(client._identifier)
+            Shared._identifier_to_refcount.pop(client._identifier, None)
+        finally:
+            if foreign[0] is not None:
+                Shared._identifier_to_system[identifier] = foreign[0]  # type: ignore[index]
+                Shared._identifier_to_refcount[identifier] = foreign[1] or 0  # type: ignore[index]
+    return ChromaClient(client, system)
 
 
 def model_suffix(model_id: str) -> str:
@@ -92,36 +140,62 @@ def model_suffix(model_id: str) -> str:
     return "-" + hashlib.blake2b(model_id.encode(), digest_size=4).hexdigest()
 
 
-def forget_embedded_client(path: Path) -> None:
-    """Make the next ``PersistentClient`` for ``path`` load from disk again.
-
-    Chroma keeps one in-process system per database path for the life of the process,
-    so a long-running searcher would never see vectors another process (the indexer)
-    added. Dropping that one entry leaves clients of other paths untouched.
-    """
-    from chromadb.api.client import SharedSystemClient
-
-    for identifier in list(SharedSystemClient._identifier_to_system):
-        if identifier == str(path):
-            SharedSystemClient._identifier_to_system.pop(identifier, None)
-            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
-
-
 class VectorStore:
-    """The chunk vectors of one index, in one Chroma collection per view (``card``, ``code``)."""
+    """The chunk vectors of one index, in one Chroma collection per view (``card``, ``code``).
 
-    def __init__(self, client, embedder: MiniLMEmbedder, namespace: str, views: Sequence[str]) -> None:
-        """Open (or create) the collections ``{namespace}-{view}``."""
+    The store owns its client. A reader that reloads the database (:meth:`retire`, then a new
+    store) frees the old one once the last call using it (:meth:`acquire` .. :meth:`release`) ends.
+    """
+
+    def __init__(self, client: ChromaClient, embedder: MiniLMEmbedder, namespace: str,
+                 views: Sequence[str]) -> None:
+        """Open (or create) the collections ``{namespace}-{view}``; the store closes ``client`` when it closes."""
         self.embedder = embedder
+        self.client = client
         self._counts: dict[str, tuple[int, float]] = {}
+        self._users = 0
+        self._retired = False
+        self._lock = threading.Lock()
         self.function = chroma_embedding_function(embedder)
-        self.collections = {
-            view: client.get_or_create_collection(
-                name=f"{namespace}-{view}{model_suffix(embedder.model_id)}", embedding_function=self.function,
-                metadata={"hnsw:space": "cosine", "model": embedder.model_id},
-            )
-            for view in views
-        }
+        try:
+            self.collections = {
+                view: client.client.get_or_create_collection(
+                    name=f"{namespace}-{view}{model_suffix(embedder.model_id)}", embedding_function=self.function,
+                    metadata={"hnsw:space": "cosine", "model": embedder.model_id},
+                )
+                for view in views
+            }
+        except BaseException:
+            client.close()
+            raise
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client was released (the store is unusable)."""
+        return self.client.closed
+
+    def acquire(self) -> None:
+        """Start a call on the store: a :meth:`retire` meanwhile closes it only after :meth:`release`."""
+        with self._lock:
+            if self._retired:
+                raise RuntimeError("vector store used after it was retired")
+            self._users += 1
+
+    def release(self) -> None:
+        """End a call started by :meth:`acquire`; the last one out of a retired store closes it."""
+        with self._lock:
+            self._users -= 1
+            close = self._retired and self._users == 0
+        if close:
+            self.client.close()
+
+    def retire(self) -> None:
+        """Take no new calls: close the client now, or when the last call in progress ends (idempotent)."""
+        with self._lock:
+            self._retired = True
+            close = self._users == 0
+        if close:
+            self.client.close()
 
     def missing(self, view: str, keys: Sequence[str]) -> set[str]:
         """Which of ``keys`` have no vector yet."""
@@ -207,3 +281,4 @@ class VectorStore:
             return {}, False
         matrix = np.asarray(found["embeddings"], dtype=np.float32)
         return dict(zip(found["ids"], (matrix @ query_vector).tolist())), False
+
