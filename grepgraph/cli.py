@@ -244,18 +244,21 @@ def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Pat
 
 def _search_in_process(repo: Path, index_dir: Path, request: dict, context: dict) -> dict:
     """The graph's output, computed here (loads the graph, the index and the model: seconds)."""
-    from grepgraph.graphs.code_search import graph
-    from grepgraph.graphs.nodes import InvalidSearchInput
     from grepgraph.retrievers.index import CodeIndex
 
+    from .preload import model_loading
     from .status import pending_vectors
 
     index = CodeIndex(repo, index_dir)
     index.require()
-    try:
-        out = graph.invoke(request, context=context)
-    except InvalidSearchInput as error:
-        raise CLIError(str(error)) from None
+    with model_loading(index, wanted=request["mode"] == "auto"):  # literal and regex never embed
+        from grepgraph.graphs.code_search import graph
+        from grepgraph.graphs.nodes import InvalidSearchInput
+
+        try:
+            out = graph.invoke(request, context=context)
+        except InvalidSearchInput as error:
+            raise CLIError(str(error)) from None
     return {**out, "vectors_pending": pending_vectors(index) if request["mode"] == "auto" else 0}
 
 
