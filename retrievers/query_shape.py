@@ -31,6 +31,9 @@ QUESTION_WORDS = frozenset({"how", "what", "where", "why", "which", "when", "who
 FRAMING_WORDS = frozenset({"class", "classes", "type", "types", "function", "functions", "method", "methods",
                            "represents", "represent"})
 MAX_DESCRIPTION_WORDS = 40
+# "Raised when ...", "Thrown if ...", "Exception thrown when ...": an exception type's own description.
+EXCEPTION_OPENERS = frozenset({"raised", "thrown"})
+EXCEPTION_NOUNS = frozenset({"exception", "error"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
@@ -60,6 +63,17 @@ def described_kind(query: str) -> str | None:
     if words[0] in TYPE_OPENERS:
         return "type"
     return "callable" if opens_with_verb(query) else None
+
+
+def describes_exception(query: str) -> bool:
+    """Worded like an exception type's docstring: "Raised when ...", "An exception that ...", "Error raised if ..."."""
+    if len(query.split()) > MAX_DESCRIPTION_WORDS:
+        return False
+    words = [word.lower() for word in _WORD.findall(query[:200])][:2]
+    if not words or words[0] in EXCEPTION_OPENERS:
+        return bool(words)
+    head = words[1] if words[0] in ("a", "an", "the") and len(words) > 1 else words[0]
+    return head in EXCEPTION_NOUNS
 
 
 def opens_with_verb(query: str) -> bool:

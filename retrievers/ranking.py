@@ -33,6 +33,11 @@ TYPE_DESCRIPTION_BONUS = 0.3
 MEMBER_EVIDENCE = 0.9
 # "Checker which passes if ..." describes a kind of Checker: its subclasses are lifted this much.
 SUBCLASS_BONUS = 0.15
+# "Raised when ...": the exception types of the repository join the candidates and are lifted this much more.
+EXCEPTION_BONUS = 0.5
+# Names that mark an exception type (and the roots of the hierarchies that do).
+EXCEPTION_NAME_ENDINGS = ("Error", "Exception", "Warning", "Throwable", "Interrupt")
+MAX_EXCEPTION_CANDIDATES = 400
 # An ``impl Trait for Type`` block is rarely what a description asks for: the trait and the type hold the docs.
 IMPL_DEMOTION = 0.5
 # A type with more members than this is a facade (a trait of 100 adaptors): no single member describes it.
@@ -147,7 +152,8 @@ def focus_factor(focus: str, is_test: bool, is_doc: bool, demotion: float = FOCU
     return factor
 
 
-def apply_kind_priors(hit: Hit, described: str | None, wants_type: bool, subclasses: set[str]) -> None:
+def apply_kind_priors(hit: Hit, described: str | None, wants_type: bool, subclasses: set[str],
+                      exceptions: dict[int, str] | None = None) -> None:
     """Scale a hit by what the query's wording asks for: impl blocks step back, types or callables as described."""
     if hit.kind == "impl":
         hit.score *= IMPL_DEMOTION
@@ -157,6 +163,8 @@ def apply_kind_priors(hit: Hit, described: str | None, wants_type: bool, subclas
         hit.score *= 1 + TYPE_DESCRIPTION_BONUS
         if hit.symbol in subclasses:
             hit.score *= 1 + SUBCLASS_BONUS
+        if exceptions and hit.chunk_id in exceptions:
+            hit.score *= 1 + EXCEPTION_BONUS
 
 
 def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydrate_ids: Hydrate) -> list[Hit]:
@@ -196,6 +204,17 @@ def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
     """How many definitions a type holds directly."""
     return connection.execute(
         "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
+
+
+def exception_types(connection: sqlite3.Connection) -> dict[int, str]:
+    """Chunk id -> symbol of every exception type: named like one, or deriving from one at any depth."""
+    roots = {target.rsplit(".", 1)[-1] for (target,) in connection.execute(
+        "SELECT DISTINCT target FROM edges WHERE kind = 'inherits'")}
+    derived = subclasses_named_by(connection, sorted(root for root in roots if root.endswith(EXCEPTION_NAME_ENDINGS)))
+    kinds = ",".join("?" * len(TYPE_KINDS))
+    return {chunk_id: symbol for chunk_id, symbol, name in connection.execute(
+        f"SELECT id, symbol, name FROM chunks WHERE kind IN ({kinds})", tuple(TYPE_KINDS))  # noqa: S608
+        if name.endswith(EXCEPTION_NAME_ENDINGS) or symbol in derived}
 
 
 def subclasses_named_by(connection: sqlite3.Connection, words: list[str]) -> set[str]:

@@ -44,7 +44,7 @@ from .query_parsing import (
     plain_text,
     without_environment_listing,
 )
-from .query_shape import described_kind, head_phrase
+from .query_shape import described_kind, describes_exception, head_phrase
 from .ranking import (
     DENSE_CANDIDATES,
     EXACT_WEIGHT,
@@ -54,6 +54,7 @@ from .ranking import (
     LONG_QUERY_EXACT_WEIGHT,
     LONG_QUERY_TERM_REPEAT_CAP,
     LONG_QUERY_WORDS,
+    MAX_EXCEPTION_CANDIDATES,
     SYMBOL_EXACT_BONUS,
     SYMBOL_PREFIX_BONUS,
     Hit,
@@ -61,6 +62,7 @@ from .ranking import (
     blend_weights,
     candidate_depth,
     collapse_duplicates,
+    exception_types,
     focus_factor,
     hydrate,
     lift_types_by_members,
@@ -472,6 +474,10 @@ class Searcher:
                                      else ({}, None))
             symbols = self.symbol_matches(snapshot, query + " " + " ".join(keywords or []))
             described = described_kind(query) if kind_priors else None
+            exceptions = exception_types(snapshot.connection) if kind_priors and describes_exception(query) else {}
+            if exceptions and allowed is not None:
+                kept = set(allowed.tolist())
+                exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}
             mentions = self.mention_matches(snapshot, query)
             store = TextStore(snapshot.connection, snapshot.text_cache)
             pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
@@ -480,6 +486,8 @@ class Searcher:
                     {view: within(scores, allowed) for view, scores in cosines.items()},
                     within(symbols, allowed), within(mentions, allowed))
             pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
+            if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
+                pool |= set(exceptions)
             if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
                 pool |= {int(c) for c in allowed}
             if cosines and query_vector is not None:
@@ -519,9 +527,11 @@ class Searcher:
             else:
                 blended = weighted_blend(components, weights)
             # Demotions and the type lifts below can raise a hit from deeper down.
-            top = blended[:depth or candidate_depth(limit)]
+            cut = depth or candidate_depth(limit)
+            top = blended[:cut]
             listed = {chunk_id for chunk_id, _ in top}
             top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
+            top += [(chunk_id, score) for chunk_id, score in blended[cut:] if chunk_id in exceptions]
             hits = hydrate(snapshot.connection, top, components)
             wants_type = described == "type"
             head = head_phrase(query) if kind_priors else []
@@ -532,7 +542,7 @@ class Searcher:
                 hits = lift_types_by_members(snapshot.connection, hits,
                                              lambda ranked: hydrate(snapshot.connection, ranked, components))
         for hit in hits:
-            apply_kind_priors(hit, described, wants_type, subclasses)
+            apply_kind_priors(hit, described, wants_type, subclasses, exceptions)
             # Added after the type lifts, so a class never inherits its member's pasted line.
             hit.score += exact_weight * pasted.get(hit.chunk_id, 0.0)
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)

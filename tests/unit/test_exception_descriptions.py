@@ -1,0 +1,78 @@
+"""A description worded like an exception's docstring ("Raised when ...") asks for the repository's exceptions."""
+
+from pathlib import Path
+
+import pytest
+from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.query_shape import describes_exception
+from grepgraph.retrievers.ranking import EXCEPTION_BONUS, TYPE_DESCRIPTION_BONUS, exception_types
+from grepgraph.retrievers.search import Searcher
+
+ERRORS = '''
+class ShelfError(Exception):
+    pass
+
+
+class ShelfFull(ShelfError):
+    pass
+
+
+class NoRoom(ShelfFull):
+    pass
+
+
+class Shelf:
+    """Holds books in slots, a label on each slot."""
+
+    def add(self, book, label):
+        if len(self.slots) >= self.size:
+            raise NoRoom(label)
+        self.slots[label] = book
+'''
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("Raised when the shelf has no free slot.", True),
+    ("Thrown if a slot has no label", True),
+    ("An exception that the shelf raises when it is full", True),
+    ("Error raised for a missing label", True),
+    ("Formats the exception and its traceback into text.", False),
+    ("A shelf that holds books in labelled slots", False),
+    ("which exception is raised for a full shelf?", False),
+])
+def test_exception_descriptions(query, expected):
+    assert describes_exception(query) is expected
+
+
+@pytest.fixture()
+def searcher(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "shelf.py").write_text(ERRORS)
+    index = CodeIndex(repo, tmp_path / "index")
+    index.update(embed=False)
+    searcher = Searcher(index)
+    yield searcher
+    searcher.close()
+
+
+def test_exception_types_are_named_like_one_or_derive_from_one_at_any_depth(searcher):
+    with searcher.index.connect() as connection:
+        found = set(exception_types(connection).values())
+    assert found == {"ShelfError", "ShelfFull", "NoRoom"}
+
+
+def test_the_exceptions_join_the_candidates_even_without_a_word_in_common(searcher):
+    description = "Raised when a book is added but every slot is taken."
+    plain, _ = searcher.search(description, 10, kind_priors=False)
+    assert not {"ShelfError", "ShelfFull", "NoRoom"} & {hit.symbol for hit in plain}
+    hits, _ = searcher.search(description, 10)
+    assert {"ShelfError", "ShelfFull", "NoRoom"} <= {hit.symbol for hit in hits}
+
+
+def test_the_wording_lifts_an_exception_as_a_type_and_once_more_as_an_exception(searcher):
+    description = "Raised when a book is added to a shelf whose slots are all taken."
+    lifted = {hit.symbol: hit.score for hit in searcher.search(description, 10)[0]}
+    plain = {hit.symbol: hit.score for hit in searcher.search(description, 10, kind_priors=False)[0]}
+    expected = (1 + TYPE_DESCRIPTION_BONUS) * (1 + EXCEPTION_BONUS)
+    assert lifted["ShelfFull"] / plain["ShelfFull"] == pytest.approx(expected, rel=0.02)
