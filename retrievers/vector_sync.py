@@ -7,7 +7,9 @@ meta table marks a pass in progress, so a killed run's stored-but-unrecorded vec
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -19,11 +21,56 @@ from .cards import code_text
 from .model import Chunk, ProgressCallback
 
 EMBED_BATCH = 256
+# Word pieces of the code view that are embedded (cards get the embedder's own limit). A code view's cost
+# grows with its length; its opening (path, name, signature, first lines) carries most of what it adds.
+CODE_VIEW_MAX_TOKENS = 256
 
 # Returns the vector store (opened on first use: opening Chroma costs ~1 s on a large index).
 StoreOpener = Callable[[], Any]
-# Embeds texts given with their content keys (so a cache can answer some of them).
-KeyedEmbed = Callable[[list[str], list[str]], np.ndarray]
+# Embeds texts of one view given with their content keys (so a cache can answer some of them).
+KeyedEmbed = Callable[[list[str], list[str], str], np.ndarray]
+
+
+def view_token_limit(view: str, embedder: Any) -> int | None:
+    """Word pieces embedded for a view when shorter than the embedder's own limit (``None``: its own)."""
+    own = getattr(embedder, "max_tokens", None)  # servers (Ollama) truncate on their side
+    return CODE_VIEW_MAX_TOKENS if view == "code" and own and CODE_VIEW_MAX_TOKENS < own else None
+
+
+def view_model_id(model_id: str, view: str, embedder: Any) -> str:
+    """The model id in a view's vector keys: a shorter cut makes other vectors, so it is part of the id."""
+    limit = view_token_limit(view, embedder)
+    return f"{model_id}/{limit}" if limit else model_id
+
+
+def vector_model_ids(setting: str, embedder: Any) -> tuple[str, str]:
+    """The models named in the card and code views' vector keys for an ``embedding_model`` setting.
+
+    MiniLM's id depends on which of its model files runs (quantized or not), a server model's is the setting.
+    """
+    model_id = embedder.model_id if setting.startswith("minilm") else setting
+    return model_id, view_model_id(model_id, "code", embedder)
+
+
+def same_vector_models(connection: sqlite3.Connection, model_ids: tuple[str, str]) -> bool:
+    """Whether the stored chunks' vector keys were made with these models (else every key must change)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'versions'").fetchone()
+    if row is None:
+        return True
+    stored = json.loads(row[0])
+    card_model = stored.get("embedding")
+    return (card_model, stored.get("embedding_code", card_model)) == model_ids
+
+
+def prepare_model_in_background(setting: str, embedder: Any) -> None:
+    """Find (or, once per machine, make) MiniLM's model file in a thread, so the lexical stage needn't wait.
+
+    The vector keys written with the lexical index name the model; making the quantized copy takes ~3 s
+    (longer on a busy machine), which scanning and parsing hide.
+    """
+    prepare = getattr(embedder, "model_path", None) if setting.startswith("minilm") else None
+    if prepare is not None:
+        threading.Thread(target=prepare, name="grepgraph-model", daemon=True).start()
 
 
 def key_column(view: str) -> str:
@@ -86,7 +133,7 @@ def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_t
             ):
                 texts.setdefault(row[12], row[11] if view == "card" else code_text(Chunk(*row[:11])))
             keys = [key for key in keys if key in texts]
-            vectors = embed(keys, [texts[key] for key in keys])
+            vectors = embed(keys, [texts[key] for key in keys], view)
             store.add(view, keys, vectors)
             connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
             mark_vectors_changed(connection)
@@ -96,11 +143,13 @@ def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_t
     return embedded
 
 
-def embed_with_cache(embedder: Any, cache: Any, keys: list[str], texts: list[str]) -> np.ndarray:
-    """Embed texts, taking what the machine-wide cache (``None``: no cache) already has."""
+def embed_with_cache(embedder: Any, cache: Any, keys: list[str], texts: list[str],
+                     max_tokens: int | None = None) -> np.ndarray:
+    """Embed texts (cut at ``max_tokens``), taking what the machine-wide cache (``None``: no cache) already has."""
     cached: dict[str, np.ndarray] = cache.get_many(keys) if cache else {}
     missing = [i for i, key in enumerate(keys) if key not in cached]
-    fresh = embedder.embed([texts[i] for i in missing]) if missing else None
+    cut = {"max_tokens": max_tokens} if max_tokens else {}
+    fresh = embedder.embed([texts[i] for i in missing], **cut) if missing else None
     # The dimension is known only after a first call for servers (Ollama) that pick it.
     dimension = fresh.shape[1] if fresh is not None else next(iter(cached.values())).shape[0]
     vectors = np.zeros((len(keys), dimension), dtype=np.float32)
