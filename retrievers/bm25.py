@@ -33,6 +33,10 @@ class LexicalIndex(Protocol):
         """BM25 score of every document, in build order."""
         ...
 
+    def knows(self, token: str) -> bool:
+        """Whether some document holds ``token``."""
+        ...
+
     def save(self, directory: Path) -> None:
         """Persist the index under ``directory``."""
         ...
@@ -61,6 +65,9 @@ class Bm25sIndex:
         if not known:
             return np.zeros(self._model.scores["num_docs"], dtype=np.float32)
         return self._model.get_scores(known)
+
+    def knows(self, token: str) -> bool:  # noqa: D102
+        return token in self._vocab
 
     def save(self, directory: Path) -> None:  # noqa: D102
         self._model.save(str(directory), show_progress=False)
@@ -91,6 +98,9 @@ class RankBm25Index:
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:  # noqa: D102
         return np.asarray(self._model.get_scores(query_tokens), dtype=np.float32)
+
+    def knows(self, token: str) -> bool:  # noqa: D102
+        return token in self._model.idf
 
     def save(self, directory: Path) -> None:  # noqa: D102
         directory.mkdir(parents=True, exist_ok=True)

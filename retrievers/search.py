@@ -71,7 +71,7 @@ from .ranking import (
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
-from .tokenize import repeated_by_frequency, split_identifier, stem, tokenize_query
+from .tokenize import MIN_COMPOUND_PART, compound_words, repeated_by_frequency, split_identifier, stem, tokenize_query
 
 log = logging.getLogger(__name__)
 
@@ -361,11 +361,17 @@ class Searcher:
         coverage = {}
         for chunk_id, name in snapshot.connection.execute(
                 f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids):  # noqa: S608
-            words = {stem(part) for part in split_identifier(name) if len(part) > 1}
-            if words and not name.startswith("__"):
-                share = len(words & wanted) / len(words)
-                if share:
-                    coverage[chunk_id] = share
+            parts = [part for part in split_identifier(name) if len(part) > 1]
+            if not parts or name.startswith("__"):
+                continue
+            used, total = 0, 0
+            for part in parts:
+                found, count = ((0, 0) if stem(part) in wanted or len(part) < 2 * MIN_COMPOUND_PART
+                                else compound_words(part, wanted, snapshot.knows))
+                used += found or stem(part) in wanted
+                total += count or 1
+            if used:
+                coverage[chunk_id] = used / total
         return coverage
 
     @staticmethod

@@ -95,6 +95,10 @@ class IndexSnapshot:
         finally:
             self._lease.release()
 
+    def knows(self, token: str) -> bool:
+        """Whether some chunk of this generation holds ``token`` (a word of the repository's vocabulary)."""
+        return any(bm25.knows(token) for _, bm25, _ in self.segments)
+
     def lexical(self, tokens: list[str]) -> LexicalScores:
         """BM25 scores of every live chunk for ``tokens`` (the last few token lists are remembered)."""
         key = tuple(tokens)

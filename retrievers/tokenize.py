@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
+# The shortest word a run-together name (``readline``, ``getsendbuffer``) is split into.
+MIN_COMPOUND_PART = 3
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -137,6 +139,37 @@ def repeated_by_frequency(tokens: list[str], text: str, cap: int) -> list[str]:
     """
     counts = Counter(_identifier_tokens(text, STOP_WORDS, STOP_WORDS))
     return [token for token in tokens for _ in range(min(cap, 1 + int(math.log2(max(counts[token], 1)))))]
+
+
+def compound_words(word: str, wanted: set[str], known: Callable[[str], bool]) -> tuple[int, int]:
+    """How many of a run-together word's words a query uses, and how many it has (``getsendbuffer``: 2 of 3).
+
+    ``(0, 0)`` unless the query's words (at least :data:`MIN_COMPOUND_PART` letters) and known words of the
+    repository's vocabulary spell the whole word, left to right.
+    """
+    position, found, parts = 0, 0, 0
+    # Left to right; where two query words start at one letter (``buf``, ``buffer``), the longer spells more.
+    inside = sorted((word.find(t), -len(t), t) for t in wanted if len(t) >= MIN_COMPOUND_PART and t in word)
+    for start, _, token in inside:
+        if start < position:
+            continue
+        if not _is_word(word[position:start], known):
+            return 0, 0
+        parts += (start > position) + 1
+        found += 1
+        # A stemmed query word takes the ending its stem dropped: "fixtur" spells "fixtures".
+        ending = next((end for end in range(len(word), start + len(token) - 1, -1)
+                       if stem(word[start:end]) == token), start + len(token))
+        position = ending
+    rest = word[position:]
+    if not found or not _is_word(rest, known) or parts + bool(rest) < 2:
+        return 0, 0
+    return found, parts + bool(rest)
+
+
+def _is_word(text: str, known: Callable[[str], bool]) -> bool:
+    """Empty, or a word of the vocabulary long enough to be one."""
+    return not text or (len(text) >= MIN_COMPOUND_PART and known(stem(text)))
 
 
 def with_abbreviations(tokens: list[str]) -> list[str]:

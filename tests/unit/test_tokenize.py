@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from grepgraph.retrievers.tokenize import (
+    compound_words,
     content_words,
     split_identifier,
     stem,
@@ -100,3 +101,19 @@ def test_abbreviations_join_the_prose_words_they_shorten():
 def test_abbreviations_add_nothing_to_words_without_one():
     tokens = tokenize_query("walk the tree")
     assert with_abbreviations(tokens) == tokens
+
+
+VOCABULARY = {"get", "send", "buffer", "show", "fixtur", "read", "line", "in", "ion"}
+
+
+@pytest.mark.parametrize(("word", "query_words", "expected"), [
+    ("getsendbuffer", {"send", "buffer"}, (2, 3)),   # get | send | buffer
+    ("showfixtures", {"fixtur", "scope"}, (1, 2)),  # a stemmed query word takes its ending back
+    ("readline", {"line"}, (1, 2)),
+    ("information", {"format"}, (0, 0)),            # "in" and "ion" are too short to be its words
+    ("frange", {"rang"}, (0, 0)),                   # "f" is no word
+    ("sendmail", {"send"}, (0, 0)),                 # "mail" is not in the repository's vocabulary
+    ("buffer", {"buffer"}, (0, 0)),                 # one word is no compound
+])
+def test_compound_words_split_a_run_together_name_by_the_querys_words_and_the_vocabulary(word, query_words, expected):
+    assert compound_words(word, query_words, VOCABULARY.__contains__) == expected
