@@ -234,6 +234,7 @@ class ReindexLoop:
     repo: Path
     index_dir: Path | None
     pause_s: float
+    server_pid: int
     runs: list[dict] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
 
@@ -248,7 +249,8 @@ class ReindexLoop:
             done = subprocess.run(grepgraph_command("index", str(self.repo), "--quiet", "--wait", *extra),
                                   capture_output=True, text=True, env=env, timeout=REINDEX_TIMEOUT_S)
             self.runs.append({"seconds": round(time.perf_counter() - started, 2), "exit": done.returncode,
-                              "error": done.stderr.strip()[-300:] if done.returncode else ""})
+                              "error": done.stderr.strip()[-300:] if done.returncode else "",
+                              "server_rss_mb": rss_mb(self.server_pid)})
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.run, daemon=True)
@@ -263,6 +265,7 @@ class ReindexLoop:
         return {"every_s": self.pause_s, "runs": len(self.runs),
                 "failed": sum(1 for run in self.runs if run["exit"]),
                 "p50_s": round(percentile(seconds, 50), 2) if seconds else None,
+                "server_rss_after_mb": [round(run["server_rss_mb"] or 0.0) for run in self.runs],
                 "first_errors": [run["error"] for run in self.runs if run["exit"]][:3]}
 
 
@@ -529,7 +532,8 @@ def markdown(report: dict) -> str:
     if reindex:
         lines += ["", f"Re-index loop (a few files switched, then `grepgraph index`, a pause of "
                       f"{reindex['every_s']:g} s): {reindex['runs']} runs, {reindex['failed']} failed, "
-                      f"p50 {reindex['p50_s']} s per run."]
+                      f"p50 {reindex['p50_s']} s per run; server RSS after each run (MB): "
+                      + ", ".join(str(value) for value in reindex["server_rss_after_mb"])]
     if load["first_errors"]:
         lines += ["", "Errors: " + "; ".join(load["first_errors"])]
     lines += ["", "#### Hostile requests", "", "| case | expected | status | ms | ok | detail |",
@@ -556,7 +560,7 @@ def run(args: argparse.Namespace) -> dict:
         rss_start = rss_mb(server.process.pid)
         sampler = RssSampler(server.process.pid)
         sampler_thread = sampler.start()
-        reindexer = ReindexLoop(repo, index_dir, args.reindex_every) if args.reindex_every else None
+        reindexer = ReindexLoop(repo, index_dir, args.reindex_every, server.process.pid) if args.reindex_every else None
         reindex_thread = reindexer.start() if reindexer else None
         log(f"load: {args.clients} clients for {args.seconds:g}s"
             + (f", re-indexing every {args.reindex_every:g}s" if reindexer else ""))

@@ -9,6 +9,8 @@ at run time; every collection here is opened with ours, every time.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import logging
 import threading
@@ -108,6 +110,27 @@ class ChromaClient:
         if not self.closed:
             self.closed = True
             self.system.stop()
+            return_freed_memory()
+
+
+def return_freed_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc only; elsewhere nothing to do).
+
+    Chroma's native threads allocate from their own malloc arenas, which keep what a stopped
+    database freed: without a trim a service reloading after every re-index grows by a fraction
+    of a megabyte each time.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc (musl, macOS)
+        return None
 
 
 # Held while a client is created and taken out of Chroma's registry, so no two creations meet in it.

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .errors import IndexBusy, IndexError_
 from .index import CodeIndex
+from .vectors import return_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,7 @@ class IndexWatcher:
             except Exception as error:  # an index error must not end the watcher
                 log.exception("re-index of %s failed", self.index.repo)
                 self.state.last_error = str(error)
+            return_freed_memory()  # this process lives on: the memory the run freed goes back to the system
 
     def _drain(self) -> int:
         count = 0
