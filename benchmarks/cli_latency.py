@@ -2,15 +2,17 @@
 
     python benchmarks/cli_latency.py REPO                       # REPO must be indexed (grepgraph index REPO)
     python benchmarks/cli_latency.py REPO --runs 20 --cold-runs 3 --query "parse the config file" --literal "def main"
+    python benchmarks/cli_latency.py REPO --cold-runs 10 --baseline DIR   # DIR: pip install --no-deps --target DIR
 
 Every timed search is a fresh process, as from a shell (``grepgraph search ...``, output discarded):
 
 1. imports of an in-process search (``python -X importtime``), grouped by package;
-2. time to first result in one process: imports, opening the index and the model (the first search), a
-   second search (what a warm process pays);
+2. time to first result in one process, step by step: imports, opening the index, Chroma, the embedding
+   model, the first search, a second search (what a warm process pays);
 3. end-to-end latency, median and p95: ripgrep for a literal, ``grepgraph search --literal`` and a
    described query through the warm service, the same query with ``--no-daemon`` (in-process, cold),
-   and the first search when no service runs (it starts one and waits for it to warm up).
+   the literal with ``--no-daemon`` (no Chroma, no model: the floor of a search without a service), and the
+   first search when no service runs (it starts one and waits for it to warm up).
 
 With ``--edits N``, on a copy of REPO (index included) with its service running: N saved edits, each a
 new file with a new function, timed from the write until a search through the service returns it (no
@@ -45,28 +47,40 @@ GROUPS = (("langgraph", "LangGraph"), ("langchain", "LangChain"), ("langsmith", 
           ("grepgraph", "grepgraph CLI"))
 FIRST_RESULT = """
 import json, sys, time
-started = time.perf_counter()
+marks = [("start", time.perf_counter())]
 from grepgraph.graphs.code_search import graph
-imported = time.perf_counter()
+marks.append(("imports (the graph: LangGraph, LangSmith, numpy, ...)", time.perf_counter()))
+from grepgraph.graphs.context import resolve_context
+from grepgraph.graphs.resources import get_searcher
 context = {"repo": sys.argv[1], "llm_enabled": False}
+searcher = get_searcher(resolve_context(context))
+marks.append(("open the index (SQLite, BM25)", time.perf_counter()))
+store = searcher.index.vector_store()
+[store.cached_count(view) for view in store.collections]
+marks.append(("Chroma (import, client, collections)", time.perf_counter()))
+searcher.index.embedder.embed([])
+marks.append(("embedding model (import, ONNX session)", time.perf_counter()))
 graph.invoke({"query": sys.argv[2], "limit": 10}, context=context)
-first = time.perf_counter()
+marks.append(("first search (the rest it loads, then the search)", time.perf_counter()))
 graph.invoke({"query": sys.argv[2] + " again", "limit": 10}, context=context)
-second = time.perf_counter()
-print(json.dumps({"imports": imported - started, "first search (opens index, model)": first - imported,
-                  "second search (warm)": second - first}))
+marks.append(("second search (warm)", time.perf_counter()))
+print(json.dumps({name: now - before for (_, before), (name, now) in zip(marks, marks[1:])}))
 """
 
 
-def environment() -> dict[str, str]:
-    """The shell environment with the service allowed (a run's own settings are not ours to change)."""
-    return {**os.environ, "GREPGRAPH_DAEMON": "on"}
+def environment(code: Path | None = None) -> dict[str, str]:
+    """The shell environment with the service allowed (a run's own settings are not ours to change).
+
+    ``code``: a directory holding another grepgraph to run instead (``pip install --no-deps --target``).
+    """
+    extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")]))} if code else {}
+    return {**os.environ, "GREPGRAPH_DAEMON": "on", **extra}
 
 
-def timed(command: list[str], cwd: Path) -> float:
-    """Seconds one command takes from process start to exit (it must succeed)."""
+def timed(command: list[str], cwd: Path, code: Path | None = None) -> float:
+    """Seconds one command takes from process start to exit (it must succeed); ``code`` as in :func:`environment`."""
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, env=environment(), check=True, stdout=subprocess.DEVNULL,
+    subprocess.run(command, cwd=code or cwd, env=environment(code), check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return time.perf_counter() - started
 
@@ -110,7 +124,8 @@ def stop_service(repo: Path) -> None:  # noqa: D103
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def latencies(repo: Path, query: str, literal: str, runs: int, cold_runs: int) -> list[dict]:
+def latencies(repo: Path, query: str, literal: str, runs: int, cold_runs: int,
+              baseline: Path | None = None) -> list[dict]:
     """End-to-end latency of each way of searching, each a fresh process."""
     rows = []
     ripgrep = shutil.which("rg")
@@ -125,10 +140,25 @@ def latencies(repo: Path, query: str, literal: str, runs: int, cold_runs: int) -
         samples = [timed([*GREPGRAPH, "search", *arguments, "--repo", str(repo), "--no-llm"], ROOT)
                    for _ in range(runs)]
         rows.append({"search": label, **percentiles(samples)})
-    samples = [timed([*GREPGRAPH, "search", query, "--repo", str(repo), "--no-llm", "--no-daemon"], ROOT)
-               for _ in range(cold_runs)]
-    rows.append({"search": "grepgraph search QUERY --no-daemon (in-process)", **percentiles(samples)})
+    for label, arguments in (("grepgraph search QUERY --no-daemon (in-process)", [query]),
+                             (f"grepgraph search --literal '{literal}' --no-daemon (in-process)",
+                              ["--literal", literal])):
+        command = [*GREPGRAPH, "search", *arguments, "--repo", str(repo), "--no-llm", "--no-daemon"]
+        rows += in_process_rows(label, command, cold_runs, baseline)
     stop_service(repo)
+    return rows
+
+
+def in_process_rows(label: str, command: list[str], runs: int, baseline: Path | None) -> list[dict]:
+    """Cold in-process searches; with a baseline, its runs alternate with ours (the same load for both)."""
+    ours, theirs = [], []
+    for _ in range(runs):
+        ours.append(timed(command, ROOT))
+        if baseline:
+            theirs.append(timed(command, ROOT, code=baseline))
+    rows = [{"search": label, **percentiles(ours)}]
+    if baseline:
+        rows.append({"search": f"  the same, baseline {baseline}", **percentiles(theirs)})
     return rows
 
 
@@ -201,6 +231,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--edits", type=int, default=0, help="also time saved edits reaching search (on a copy)")
     parser.add_argument("--branch-files", type=int, default=100)
     parser.add_argument("--skip-latency", action="store_true", help="only the --edits part")
+    parser.add_argument("--baseline", type=Path, help="another grepgraph (pip install --no-deps --target DIR "
+                        "grepgraph@<commit>) whose --no-daemon searches alternate with ours, for a before/after")
     args = parser.parse_args()
     repo = args.repo.resolve()
     print(f"## {repo} ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})\n")
@@ -209,7 +241,7 @@ def main() -> None:  # noqa: D103
         print()
         print_table(first_result(repo, args.query))
         print()
-        print_table(latencies(repo, args.query, args.literal, args.runs, args.cold_runs))
+        print_table(latencies(repo, args.query, args.literal, args.runs, args.cold_runs, args.baseline))
     if args.edits:
         print()
         print_table(freshness(repo, args.edits, args.branch_files))
