@@ -31,7 +31,7 @@ def without_environment_listing(text: str) -> str:
     """
     lines = text.split("\n")
     rows = [bool(LISTING_ROW.match(line)) for line in lines]
-    dropped = set()
+    dropped: set[int] = set()
     start = None
     for i in range(len(lines) + 1):
         inside = i < len(lines) and (rows[i] or (0 < i < len(lines) - 1 and rows[i - 1] and rows[i + 1]))
