@@ -12,6 +12,7 @@ from grepgraph.retrievers.embeddings import (
     MINILM_QUANTIZED_MODEL_ID,
     MiniLMEmbedder,
     cut_ids,
+    embedder_for,
     minilm_files,
 )
 from grepgraph.retrievers.index import CodeIndex
@@ -60,7 +61,7 @@ def test_two_processes_making_it_at_once_both_get_one_complete_model(tmp_path):
 
 
 def test_quantized_vectors_stay_close_to_the_packaged_model_under_another_id(cache_home):
-    exact, quantized = MiniLMEmbedder(quantized=False), MiniLMEmbedder()
+    exact, quantized = embedder_for("minilm"), embedder_for("minilm-quantized")
     assert (exact.model_id, quantized.model_id) == (MINILM_MODEL_ID, MINILM_QUANTIZED_MODEL_ID)
     assert quantized.model_path().is_relative_to(cache_home)
     a, b = exact.embed(TEXTS), quantized.embed(TEXTS)
@@ -74,7 +75,7 @@ def test_without_a_writable_cache_the_packaged_model_runs_and_says_so(tmp_path, 
     blocked = tmp_path / "not-a-directory"
     blocked.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(quantized=True)
     assert embedder.model_id == MINILM_MODEL_ID
     assert embedder.embed(TEXTS).shape == (3, 384)
     assert "quantized embedding model could not be made" in caplog.text
@@ -89,14 +90,14 @@ def test_a_cut_keeps_the_closing_token():
 def test_an_index_embedded_with_the_packaged_model_is_re_embedded_by_the_quantized_one(tmp_path, cache_home):
     repo = tmp_path / "repo"
     shutil.copytree(SAMPLE_REPO, repo)
-    first = CodeIndex(repo, embedder=MiniLMEmbedder(quantized=False)).update()
+    first = CodeIndex(repo, embedder=MiniLMEmbedder()).update()
     assert first.vectors_embedded > 0
 
-    index = CodeIndex(repo, embedder=MiniLMEmbedder())
+    index = CodeIndex(repo, embedder=MiniLMEmbedder(quantized=True))
     switched = index.update()
     assert switched.rebuilt and switched.vectors_embedded == first.vectors_embedded
     assert index.status()["versions"]["embedding"] == MINILM_QUANTIZED_MODEL_ID
-    unchanged = CodeIndex(repo, embedder=MiniLMEmbedder()).update()
+    unchanged = CodeIndex(repo, embedder=MiniLMEmbedder(quantized=True)).update()
     assert not unchanged.rebuilt and unchanged.vectors_embedded == 0
 
     hits, _ = Searcher(index).search("add an edge between two nodes", 5)
