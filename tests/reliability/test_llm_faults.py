@@ -148,6 +148,7 @@ PRIMARY = {
     "openai:ok": (OK, ("ok",)),
     "openai:hang": (("timeout after", "error: OpenAIAPITimeoutError", "error: APITimeoutError"),) * 2,
     "openai:http_401": (("error: OpenAIAuthenticationError",),) * 2,
+    "openai:http_404": (("error: OpenAIModelNotFoundError",),) * 2,
     "openai:http_429": (("error: OpenAIRateLimitError",),) * 2,
     "openai:http_500": (("error: OpenAI",),) * 2,
     "openai:garbage": (("invalid reply: no JSON object",),) * 2,
