@@ -1,7 +1,7 @@
 """Where a first index's time goes, with an empty embedding cache: seconds and items/s per stage.
 
     python benchmarks/first_index.py REPO                              # the default model
-    python benchmarks/first_index.py REPO --embedding minilm-exact,minilm   # before/after, in one run
+    python benchmarks/first_index.py REPO --embedding minilm,minilm-quantized   # two models, one run
     python benchmarks/first_index.py REPO --keep /tmp/x                # ... kept there
     python benchmarks/first_index.py REPO --no-embed                   # the lexical stages only
 
