@@ -35,6 +35,25 @@ def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:
 
 
 @contextmanager
+def lexical_searcher(root: Path, files: dict[str, str]) -> Iterator:
+    """A searcher over a repository of ``files`` (path -> text) under ``root``, indexed without vectors."""
+    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.search import Searcher
+
+    repo = root / "repo"
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    index = CodeIndex(repo, root / "index")
+    index.update(embed=False)
+    searcher = Searcher(index)
+    try:
+        yield searcher
+    finally:
+        searcher.close()
+
+
+@contextmanager
 def isolated_settings(tmp_path_factory) -> Iterator[None]:
     """No GREPGRAPH_* settings from outside (the embedding cache stays off) and no grepgraph.toml in the cwd."""
     with pytest.MonkeyPatch.context() as patch:

@@ -3,10 +3,10 @@
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.index import CodeIndex
 from grepgraph.retrievers.query_shape import describes_exception
 from grepgraph.retrievers.ranking import EXCEPTION_BONUS, TYPE_DESCRIPTION_BONUS, exception_types
-from grepgraph.retrievers.search import Searcher
+
+from tests.conftest import lexical_searcher
 
 ERRORS = '''
 class ShelfError(Exception):
@@ -46,14 +46,8 @@ def test_exception_descriptions(query, expected):
 
 @pytest.fixture()
 def searcher(tmp_path: Path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "shelf.py").write_text(ERRORS)
-    index = CodeIndex(repo, tmp_path / "index")
-    index.update(embed=False)
-    searcher = Searcher(index)
-    yield searcher
-    searcher.close()
+    with lexical_searcher(tmp_path, {"shelf.py": ERRORS}) as searcher:
+        yield searcher
 
 
 def test_exception_types_are_named_like_one_or_derive_from_one_at_any_depth(searcher):

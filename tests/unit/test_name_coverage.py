@@ -3,8 +3,9 @@
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.index import CodeIndex
 from grepgraph.retrievers.search import Searcher
+
+from tests.conftest import lexical_searcher
 
 SOCKET = '''
 class Channel:
@@ -27,14 +28,8 @@ class Channel:
 
 @pytest.fixture()
 def searcher(tmp_path: Path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "channel.py").write_text(SOCKET)
-    index = CodeIndex(repo, tmp_path / "index")
-    index.update(embed=False)
-    searcher = Searcher(index)
-    yield searcher
-    searcher.close()
+    with lexical_searcher(tmp_path, {"channel.py": SOCKET}) as searcher:
+        yield searcher
 
 
 def coverage(searcher: Searcher, query_words: list[str]) -> dict[str, float]:
