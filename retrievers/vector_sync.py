@@ -22,8 +22,10 @@ from .model import Chunk, ProgressCallback
 
 EMBED_BATCH = 256
 # Word pieces of the code view that are embedded (cards get the embedder's own limit). A code view's cost
-# grows with its length; its opening (path, name, signature, first lines) carries most of what it adds.
-CODE_VIEW_MAX_TOKENS = 256
+# grows with its length; its opening (path, name, signature, first lines) carries most of what it adds:
+# 128 instead of 256 took half the CPU per text and ranked no lower (MRR@10 docstring 0.633 -> 0.636,
+# multi-language 0.567 -> 0.575, no package down by more than 0.009).
+CODE_VIEW_MAX_TOKENS = 128
 
 # Returns the vector store (opened on first use: opening Chroma costs ~1 s on a large index).
 StoreOpener = Callable[[], Any]
