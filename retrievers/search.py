@@ -18,11 +18,11 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 import numpy as np
 
 from .embeddings import EmbeddingUnavailable
+from .evidence import mention_matches, name_coverage, symbol_matches
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .grep import (
     GrepAnswer,
@@ -37,9 +37,6 @@ from .grep import (
 from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
 from .query_parsing import (
-    TRACEBACK_FRAME,
-    code_tokens,
-    mentioned_paths,
     name_evidence,
     plain_text,
     without_environment_listing,
@@ -55,8 +52,6 @@ from .ranking import (
     LONG_QUERY_TERM_REPEAT_CAP,
     LONG_QUERY_WORDS,
     MAX_EXCEPTION_CANDIDATES,
-    SYMBOL_EXACT_BONUS,
-    SYMBOL_PREFIX_BONUS,
     Hit,
     apply_kind_priors,
     blend_weights,
@@ -71,7 +66,7 @@ from .ranking import (
 from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
-from .tokenize import MIN_COMPOUND_PART, compound_words, repeated_by_frequency, split_identifier, stem, tokenize_query
+from .tokenize import repeated_by_frequency, tokenize_query
 
 log = logging.getLogger(__name__)
 
@@ -347,82 +342,10 @@ class Searcher:
                 scores.setdefault(chunk_id, neutral)
         return stale
 
-    def name_coverage(self, query_tokens: list[str], pool: set[int],
-                      snapshot: IndexSnapshot | None = None) -> dict[int, float]:
-        """Share of each candidate's name words that the query uses (``write_usage`` vs "Writes a usage line")."""
-        if snapshot is None:
-            with self._snapshot() as current:
-                return self.name_coverage(query_tokens, pool, current)
-        wanted = set(query_tokens)
-        if not pool or not wanted:
-            return {}
-        ids = list(pool)
-        marks = ",".join("?" * len(ids))
-        coverage = {}
-        for chunk_id, name in snapshot.connection.execute(
-                f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids):  # noqa: S608
-            parts = [part for part in split_identifier(name) if len(part) > 1]
-            if not parts or name.startswith("__"):
-                continue
-            used, total = 0, 0
-            for part in parts:
-                found, count = ((0, 0) if stem(part) in wanted or len(part) < 2 * MIN_COMPOUND_PART
-                                else compound_words(part, wanted, snapshot.knows))
-                used += found or stem(part) in wanted
-                total += count or 1
-            if used:
-                coverage[chunk_id] = used / total
-        return coverage
-
-    @staticmethod
-    def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
-        """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
-        matches: dict[int, float] = {}
-        for token in code_tokens(query)[:12]:
-            name = token.rsplit(".", 1)[-1]
-            if len(name) < 3:
-                continue
-            for chunk_id, symbol in snapshot.connection.execute(
-                "SELECT id, symbol FROM chunks WHERE name = ? COLLATE NOCASE AND kind NOT IN ('module', 'text')",
-                (name,),
-            ):
-                exact = symbol.lower() == token.lower() or symbol.lower().endswith("." + token.lower())
-                bonus = SYMBOL_EXACT_BONUS if exact or "." not in token else SYMBOL_PREFIX_BONUS
-                matches[chunk_id] = max(matches.get(chunk_id, 0.0), bonus)
-            if len(name) >= 5:
-                for (chunk_id,) in snapshot.connection.execute(
-                    "SELECT id FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
-                    (name.replace("_", "\\_") + "%",),
-                ):
-                    matches.setdefault(chunk_id, SYMBOL_PREFIX_BONUS)
-        return matches
-
-    @staticmethod
-    def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
-        """Chunks in files the query names, with a stronger bonus for traceback frames' functions."""
-        mentions = mentioned_paths(query)
-        if not mentions:
-            return {}
-        files = set()
-        for mention in mentions:
-            parts = PurePosixPath(mention).parts
-            # Match the longest repository-relative suffix of the mentioned path.
-            for width in range(min(len(parts), 6), 0, -1):
-                suffix = "/".join(parts[-width:])
-                hits = [p for p in snapshot.paths if p == suffix or p.endswith("/" + suffix)]
-                if hits and (width > 1 or len(hits) <= 3):
-                    files.update(hits)
-                    break
-        if not files:
-            return {}
-        frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
-        matches: dict[int, float] = {}
-        marks = ",".join("?" * len(files))
-        for chunk_id, name, kind in snapshot.connection.execute(
-            f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", sorted(files)  # noqa: S608
-        ):
-            matches[chunk_id] = 1.0 if name in frames else 0.5
-        return matches
+    def name_coverage(self, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
+        """Share of each candidate's name words the query uses, on the newest generation (see :mod:`.evidence`)."""
+        with self._snapshot() as snapshot:
+            return name_coverage(snapshot, query_tokens, pool)
 
     # ----------------------------------------------------------------- search
     def search(self, query: str, limit: int = 10, *, keywords: list[str] | None = None,
@@ -478,13 +401,13 @@ class Searcher:
             dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
             cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
                                      else ({}, None))
-            symbols = self.symbol_matches(snapshot, query + " " + " ".join(keywords or []))
+            symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
             described = described_kind(query) if kind_priors else None
             exceptions = exception_types(snapshot.connection) if kind_priors and describes_exception(query) else {}
             if exceptions and allowed is not None:
                 kept = set(allowed.tolist())
                 exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}
-            mentions = self.mention_matches(snapshot, query)
+            mentions = mention_matches(snapshot, query)
             store = TextStore(snapshot.connection, snapshot.text_cache)
             pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
             if allowed is not None:
@@ -516,7 +439,7 @@ class Searcher:
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
-                "name": self.name_coverage(name_evidence(query, tokens), pool, snapshot),
+                "name": name_coverage(snapshot, name_evidence(query, tokens), pool),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
