@@ -80,6 +80,10 @@ SCOPED_EXACT_COSINES = 1_000
 # it (LLM calls included: up to twice the LLM timeout) can finish on it; one in use is never closed.
 RETIRED_KEEP_S = 30.0
 RETIRED_KEEP = 8
+# SQLite restarts its write-ahead log only when no reader's snapshot reaches into it. A searcher always holds
+# one, so past this many log frames (~4 MB) and once nothing older is open, the log is checkpointed and the
+# current generation re-opened on the checkpointed file; the next commit then writes the log from its start.
+WAL_RESTART_FRAMES = 1000
 # After the Chroma server failed to answer, searches use lexical evidence alone for this long
 # before trying it again (so a down server costs one failed connection, not one per query).
 VECTORS_RETRY_AFTER_S = 10.0
@@ -128,6 +132,7 @@ class Searcher:
         self._loaded_vectors_version = self._vectors_version()
         self._current = open_snapshot(index)
         self._retired: list[IndexSnapshot] = []
+        self._log_checkpoint_due = True
         # Chroma's client and the retry state after a server failure are shared by every snapshot.
         self._vectors_lock = threading.RLock()
         self._vectors_retry_at = 0.0
@@ -184,6 +189,7 @@ class Searcher:
             self._current.retired_at = time.monotonic()
             self._retired.insert(0, self._current)
             self._current = fresh
+            self._log_checkpoint_due = True
         self._close_unused_locked()
 
     def _close_unused_locked(self) -> None:
@@ -196,6 +202,18 @@ class Searcher:
             else:
                 keep.append(snapshot)
         self._retired = keep
+        if self._log_checkpoint_due and not self._retired and self._current.users == 0:
+            self._let_the_log_restart_locked()
+
+    def _let_the_log_restart_locked(self) -> None:
+        """Checkpoint the log and, when it is long and all in the file, re-open the generation on the file."""
+        self._log_checkpoint_due = False
+        busy, frames, checkpointed = self._probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or frames < WAL_RESTART_FRAMES or checkpointed != frames:
+            return
+        fresh = open_snapshot(self.index)
+        self._current.close()
+        self._current = fresh
 
     @contextmanager
     def _snapshot(self, generation: str | None = None) -> Iterator[IndexSnapshot]:

@@ -36,12 +36,17 @@ CREATE TABLE IF NOT EXISTS vectors (key TEXT NOT NULL, view TEXT NOT NULL, PRIMA
 """
 
 
+WAL_SIZE_LIMIT = 4 << 20
+
+
 def open_store(db_path: Path) -> sqlite3.Connection:
     """A new SQLite connection to the store, its tables created if missing (WAL, so readers never block the indexer)."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
+    # When the log restarts, its file shrinks back to this size instead of keeping its largest.
+    connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
     connection.executescript(SCHEMA + TEXT_SCHEMA)
     return connection
 
