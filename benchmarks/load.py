@@ -205,18 +205,13 @@ class Sample:
     error: str = ""
 
 
-@dataclass
-class RssSampler:
-    pid: int
-    samples: list[float] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
+class BackgroundLoop:
+    """A ``run`` loop on a daemon thread until ``stop`` sets the ``_stop`` event the subclass declares."""
+
+    _stop: threading.Event
 
     def run(self) -> None:
-        while not self._stop.is_set():
-            value = rss_mb(self.pid)
-            if value is not None:
-                self.samples.append(value)
-            self._stop.wait(RSS_SAMPLE_S)
+        raise NotImplementedError
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.run, daemon=True)
@@ -228,7 +223,22 @@ class RssSampler:
 
 
 @dataclass
-class ReindexLoop:
+class RssSampler(BackgroundLoop):
+    pid: int
+    samples: list[float] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            value = rss_mb(self.pid)
+            if value is not None:
+                self.samples.append(value)
+            self._stop.wait(RSS_SAMPLE_S)
+
+
+
+@dataclass
+class ReindexLoop(BackgroundLoop):
     """Switches the repository's files between two versions and re-indexes it (the CLI) until stopped."""
 
     repo: Path
@@ -252,13 +262,6 @@ class ReindexLoop:
                               "error": done.stderr.strip()[-300:] if done.returncode else "",
                               "server_rss_mb": rss_mb(self.server_pid)})
 
-    def start(self) -> threading.Thread:
-        thread = threading.Thread(target=self.run, daemon=True)
-        thread.start()
-        return thread
-
-    def stop(self) -> None:
-        self._stop.set()
 
     def summary(self) -> dict:
         seconds = [run["seconds"] for run in self.runs]
