@@ -36,11 +36,7 @@ from .grep import (
 )
 from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
-from .query_parsing import (
-    name_evidence,
-    plain_text,
-    without_environment_listing,
-)
+from .query_parsing import name_evidence, plain_text, without_environment_listing
 from .query_shape import described_kind, describes_exception, head_phrase
 from .ranking import (
     DENSE_CANDIDATES,
@@ -57,7 +53,6 @@ from .ranking import (
     blend_weights,
     candidate_depth,
     collapse_duplicates,
-    exception_types,
     focus_factor,
     hydrate,
     lift_types_by_members,
@@ -421,7 +416,7 @@ class Searcher:
                                      else ({}, None))
             symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
             described = described_kind(query) if kind_priors else None
-            exceptions = exception_types(snapshot.connection) if kind_priors and describes_exception(query) else {}
+            exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
             if exceptions and allowed is not None:
                 kept = set(allowed.tolist())
                 exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}

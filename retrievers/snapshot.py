@@ -23,6 +23,7 @@ from .bm25 import LexicalIndex, top_k
 from .generations import GenerationGone, GenerationLease
 from .index import CodeIndex, IndexError_, IndexMissing
 from .languages import is_documentation, is_test_path
+from .ranking import exception_types
 from .scope import Scope, ScopeError, chunk_ids_in
 from .segments import load_segments
 from .textstore import TextCache
@@ -84,6 +85,7 @@ class IndexSnapshot:
         self._scopes: dict[Scope, tuple[list[str], np.ndarray]] = {}
         self._lexical: OrderedDict[tuple[str, ...], LexicalScores] = OrderedDict()
         self._kinds: dict[str, tuple[bool, bool]] | None = None
+        self._exceptions: dict[int, str] | None = None
         self.users = 0
         self.retired_at: float | None = None
 
@@ -145,6 +147,13 @@ class IndexSnapshot:
                 self._kinds = {path: (is_test_path(path, language), is_documentation(path, language))
                                for path, language in self.languages.items()}
             return self._kinds
+
+    def exception_types(self) -> dict[int, str]:
+        """Chunk id -> symbol of every exception type (:func:`retrievers.ranking.exception_types`), computed once."""
+        with self.lock:
+            if self._exceptions is None:
+                self._exceptions = exception_types(self.connection)
+            return self._exceptions
 
 
 def committed_generation(connection: sqlite3.Connection) -> str:
