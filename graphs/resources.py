@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers.index import CodeIndex
@@ -12,7 +13,18 @@ from .context import Context
 from .llm import LLMGateway
 
 _searchers: dict[tuple[str, str, str], Searcher] = {}
+_shared_indexes: dict[tuple[Path, Path], CodeIndex] = {}
 _lock = threading.Lock()
+
+
+def share_index(index: CodeIndex) -> None:
+    """Searchers of ``index``'s repository and folder read through this very object from now on.
+
+    The resident service's watcher writes through it: its searches then see new vectors in the Chroma
+    client that stored them, instead of loading the database again after every change.
+    """
+    with _lock:
+        _shared_indexes[(index.repo, index.index_dir)] = index
 
 
 def get_searcher(context: Context) -> Searcher:
@@ -22,6 +34,8 @@ def get_searcher(context: Context) -> Searcher:
         searcher = _searchers.get(key)
         if searcher is None:
             index = CodeIndex(context.repo, context.index_dir or None, chroma_url=context.chroma_url or None)
+            if not context.chroma_url:
+                index = _shared_indexes.get((index.repo, index.index_dir), index)
             searcher = Searcher(index)
             _searchers[key] = searcher
         return searcher
@@ -33,6 +47,7 @@ def forget_searchers() -> None:
         for searcher in _searchers.values():
             searcher.close()
         _searchers.clear()
+        _shared_indexes.clear()
 
 
 def get_gateway(context: Context, chat_model: Any | None = None) -> LLMGateway:

@@ -118,11 +118,18 @@ class SearchService:
         except Exception as error:  # no index yet (``grepgraph watch`` builds it): searches will say so
             log.info("warm-up search: %s", error)
 
-    def start_watching(self) -> None:
-        """Follow the repository's files and re-index what changes."""
+    def make_watcher(self) -> None:
+        """The watcher (not started yet); searches read through its index, so they share its Chroma client."""
+        from grepgraph.graphs.resources import share_index
         from grepgraph.retrievers.watch import watched_repository
 
         self.watcher = watched_repository(self.repo, self.index_dir, self.settings.watch_debounce_ms)
+        share_index(self.watcher.index)
+
+    def start_watching(self) -> None:
+        """Follow the repository's files and re-index what changes."""
+        if self.watcher is None:
+            self.make_watcher()
         self.watcher.start()
 
     # ---------------------------------------------------------------- requests
@@ -283,8 +290,11 @@ def serve(repo: Path, index_dir: Path, foreground: bool = False, watch: bool | N
     socket_file = folder / SOCKET_NAME
     socket_file.unlink(missing_ok=True)  # we hold the lock: any socket file left is stale
     service = SearchService(repo, index_dir, settings, foreground)
+    watching = settings.watch if watch is None else watch
+    if watching:
+        service.make_watcher()  # before the warm-up search opens the searcher
     service.warm_up()
-    if settings.watch if watch is None else watch:
+    if watching:
         service.start_watching()
     with socket_address(index_dir) as address:
         server = _Server(address, service)

@@ -215,8 +215,11 @@ class CodeIndex:
 
         url = self.chroma_url
         namespace = self.vector_namespace()
+        holds = self._meta_value("vectors_version") or ""  # read first: every change committed by now is in Chroma
         try:
-            return VectorStore(open_chroma_client(self.index_dir / "chroma", url), self.embedder, namespace, views)
+            store = VectorStore(open_chroma_client(self.index_dir / "chroma", url), self.embedder, namespace, views)
+            store.holds_version = holds
+            return store
         except Exception as error:  # chromadb: ValueError("Could not connect ..."), httpx errors
             if not url or not isinstance(error, (ValueError, *vector_backend_errors())):
                 raise
@@ -508,6 +511,10 @@ class CodeIndex:
             self._embedding_cache = EmbeddingCache.open_default() or False
         return embed_with_cache(self.embedder, self._embedding_cache or None, keys, texts,
                                 view_token_limit(view, self.embedder))
+
+    def vectors_hold(self, version: str) -> bool:
+        """Whether the vector store in use already holds the change ``version`` (made through this index)."""
+        return self._vectors.holds(version)
 
     def reopen_vectors(self) -> None:
         """Load the Chroma database afresh on the next use; the old client is freed once no call uses it."""

@@ -36,6 +36,7 @@ from .grep import (
 )
 from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
+from .memory import return_freed_memory
 from .query_parsing import name_evidence, plain_text, without_environment_listing
 from .query_shape import described_kind, describes_exception, head_phrase
 from .ranking import (
@@ -62,6 +63,7 @@ from .scope import Scope, ScopeError, dense_depth, within
 from .snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from .textstore import TextStore
 from .tokenize import repeated_by_frequency, tokenize_query
+from .vector_sync import vectors_version
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +154,7 @@ class Searcher:
         return (stat.st_dev, stat.st_ino)
 
     def _vectors_version(self) -> str:
-        row = self._probe.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()
-        return row[0] if row else ""
+        return vectors_version(self._probe)
 
     def _refresh_locked(self) -> None:
         """Open a snapshot of a newer committed generation, if there is one (caller holds ``_lock``)."""
@@ -176,8 +177,9 @@ class Searcher:
             with self._vectors_lock:
                 settings_changed = self.index.follow_stored_settings()
         if vectors_version != self._loaded_vectors_version:
-            with self._vectors_lock:
-                self.index.reopen_vectors()
+            if not self.index.vectors_hold(vectors_version):  # changes made through our own store are in it
+                with self._vectors_lock:
+                    self.index.reopen_vectors()
             self._loaded_vectors_version = vectors_version
         if settings_changed or generation != self._current.generation:
             fresh = open_snapshot(self.index)
@@ -196,6 +198,8 @@ class Searcher:
                 snapshot.close()
             else:
                 keep.append(snapshot)
+        if len(keep) < len(self._retired):
+            return_freed_memory()  # a generation's segments and caches: tens of MB on a large index
         self._retired = keep
         if self._log_checkpoint_due and not self._retired and self._current.users == 0:
             self._let_the_log_restart_locked()

@@ -29,6 +29,7 @@ STOP_WORDS = frozenset(
     get gets got given use used uses using please via etc e g ie eg one two""".split()
 )
 
+_NOTHING: frozenset[str] = frozenset()
 # Python keywords and builtins carry no topical signal inside code chunks.
 CODE_NOISE = frozenset(
     """self cls def return none true false pass import from class elif else try except finally raise
@@ -107,23 +108,39 @@ def _undouble(word: str) -> str:
     return word
 
 
+# Identifiers repeat across a repository's chunks: each one's tokens are worked out once per process.
+IDENTIFIER_CACHE_LIMIT = 400_000
+_document_tokens_of: dict[str, tuple[str, ...]] = {}
+
+
+def _tokens_of_identifier(identifier: str, skip: frozenset[str], skip_parts: frozenset[str]) -> tuple[str, ...]:
+    """An identifier whole when it has several parts, then its stemmed parts, lowercased; ``skip`` drops words."""
+    lowered = identifier.lower()
+    if lowered in skip or len(lowered) < 2:
+        return ()
+    parts = split_identifier(identifier)
+    whole = (lowered.strip("_"),) if len(parts) > 1 else ()
+    return whole + tuple(stem(part) for part in parts if len(part) > 1 and part not in skip_parts)
+
+
 def _identifier_tokens(text: str, skip: frozenset[str], skip_parts: frozenset[str]) -> Iterator[str]:
-    """Whole multi-part identifiers, then their stemmed parts, lowercased; ``skip`` drops words."""
+    """Every identifier's tokens in ``text``, in order."""
     for identifier in IDENTIFIER.findall(text):
-        lowered = identifier.lower()
-        if lowered in skip or len(lowered) < 2:
-            continue
-        parts = split_identifier(identifier)
-        if len(parts) > 1:
-            yield lowered.strip("_")
-        for part in parts:
-            if len(part) > 1 and part not in skip_parts:
-                yield stem(part)
+        yield from _tokens_of_identifier(identifier, skip, skip_parts)
 
 
 def tokenize_code(text: str) -> list[str]:
     """Tokens for a document: whole identifiers plus their parts, stemmed, lowercased."""
-    return list(_identifier_tokens(text, CODE_NOISE, frozenset()))
+    cache = _document_tokens_of
+    if len(cache) > IDENTIFIER_CACHE_LIMIT:
+        cache.clear()
+    tokens: list[str] = []
+    for identifier in IDENTIFIER.findall(text):
+        found = cache.get(identifier)
+        if found is None:
+            found = cache[identifier] = _tokens_of_identifier(identifier, CODE_NOISE, _NOTHING)
+        tokens.extend(found)
+    return tokens
 
 
 def tokenize_query(text: str) -> list[str]:

@@ -40,6 +40,11 @@ class CurrentVectorStore:
         finally:
             store.release()
 
+    def holds(self, version: str) -> bool:
+        """Whether the current store already holds the vector change ``version`` (made through it)."""
+        with self._lock:
+            return self._store is not None and self._store.holds_version == version
+
     def reload(self) -> None:
         """Make the next call load the database afresh; the old store closes when its last call ends."""
         with self._lock:

@@ -99,9 +99,22 @@ def count_pending_vectors(connection: sqlite3.Connection, view: str, with_tests:
     return connection.execute(sql, (view,)).fetchone()[0]
 
 
-def mark_vectors_changed(connection: sqlite3.Connection) -> None:
-    """Tell running searchers (other processes) to reopen Chroma."""
-    connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", (str(time.time_ns()),))
+def vectors_version(connection: sqlite3.Connection) -> str:
+    """The mark of the last vector change (``""`` before any)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()
+    return row[0] if row else ""
+
+
+def mark_vectors_changed(connection: sqlite3.Connection, writer: Any = None) -> None:
+    """Tell running searchers to reopen Chroma, unless they read through ``writer``, the store that made the change.
+
+    A searcher sharing its index with the writer (the resident service's watcher) then sees the new vectors
+    without loading the database again (each reload left native memory behind).
+    """
+    previous, version = vectors_version(connection), str(time.time_ns())
+    if writer is not None:
+        writer.note_change(previous, version)
+    connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", (version,))
 
 
 def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_tests: bool,
@@ -138,7 +151,7 @@ def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_t
             vectors = embed(keys, [texts[key] for key in keys], view)
             store.add(view, keys, vectors)
             connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [(k, view) for k in keys])
-            mark_vectors_changed(connection)
+            mark_vectors_changed(connection, store)
             connection.commit()
             embedded += len(keys)
         progress(f"embed {view}", len(todo), len(todo))
@@ -182,9 +195,10 @@ def collect_garbage(connection: sqlite3.Connection, views: tuple[str, ...], open
                 f"SELECT DISTINCT {column} FROM chunks")}  # noqa: S608
             orphans = sorted(set(orphans) | (open_store().all_keys(view) - referenced))
         if orphans:
-            open_store().delete(view, orphans)
+            store = open_store()
+            store.delete(view, orphans)
             connection.executemany("DELETE FROM vectors WHERE key = ? AND view = ?", [(k, view) for k in orphans])
-            mark_vectors_changed(connection)
+            mark_vectors_changed(connection, store)
             connection.commit()
 
 

@@ -9,8 +9,6 @@ at run time; every collection here is opened with ours, every time.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import hashlib
 import logging
 import threading
@@ -22,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .embeddings import MINILM_MODEL_ID, MiniLMEmbedder
+from .memory import return_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -113,26 +112,6 @@ class ChromaClient:
             return_freed_memory()
 
 
-def return_freed_memory() -> None:
-    """Give the C heap's free pages back to the system (glibc only; elsewhere nothing to do).
-
-    Chroma's native threads allocate from their own malloc arenas, which keep what a stopped
-    database freed: without a trim a service reloading after every re-index grows by a fraction
-    of a megabyte each time.
-    """
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):  # not glibc (musl, macOS)
-        return None
-
-
 # Held while a client is created and taken out of Chroma's registry, so no two creations meet in it.
 _REGISTRY_LOCK = threading.Lock()
 
@@ -179,6 +158,9 @@ class VectorStore:
         self._users = 0
         self._retired = False
         self._lock = threading.Lock()
+        # The index's last vector change (``vectors_version``) this store is known to hold: the one committed
+        # before it was opened, then each change made through it in an unbroken line (see :meth:`note_change`).
+        self.holds_version: str | None = None
         self.function = chroma_embedding_function(embedder)
         try:
             self.collections = {
@@ -219,6 +201,16 @@ class VectorStore:
             close = self._users == 0
         if close:
             self.client.close()
+
+    def note_change(self, previous: str, version: str) -> None:
+        """A change made through this store moves the index from ``previous`` to ``version``.
+
+        The store holds ``version`` only if it held ``previous``: after a change made elsewhere it holds
+        neither, and readers reload.
+        """
+        with self._lock:
+            self.holds_version = version if previous == self.holds_version else None
+        self._counts.clear()  # the counts changed with it
 
     def missing(self, view: str, keys: Sequence[str]) -> set[str]:
         """Which of ``keys`` have no vector yet."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import IndexBusy, IndexError_
 from .index import CodeIndex
-from .vectors import return_freed_memory
+from .memory import return_freed_memory
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
 from grepgraph.retrievers.embeddings import MiniLMEmbedder
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.index import CodeIndex, closing_connection
 from grepgraph.retrievers.search import Searcher
 
 from tests.conftest import SAMPLE_REPO
@@ -122,3 +122,46 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def card_key_of(index: CodeIndex, symbol: str) -> str:
+    with closing_connection(index) as connection:
+        return connection.execute("SELECT card_key FROM chunks WHERE symbol = ?", (symbol,)).fetchone()[0]
+
+
+def test_changes_made_through_the_searchers_own_index_keep_its_store(repo, embedder):
+    shared = CodeIndex(repo, embedder=embedder)  # the resident service: its watcher writes through the searcher's index
+    searcher = Searcher(shared)
+    try:
+        searcher.search("count the seedlings", limit=1)
+        store = current_store(shared)
+        for plant in PLANTS[:3]:
+            add_function(repo, plant)
+            assert shared.update().vectors_embedded > 0
+            hits = searcher.search(f"how many {plant} seedlings are in the greenhouse", limit=3)[0]
+            assert f"tally_{plant}" in {hit.symbol for hit in hits}
+            assert current_store(shared) is store and not store.closed  # no reload
+            assert not store.missing("card", [card_key_of(shared, f"tally_{plant}")])  # the new vector is in it
+
+        add_function(repo, PLANTS[3])
+        assert CodeIndex(repo, embedder=embedder).update().vectors_embedded > 0  # another writer: reload
+        hits = searcher.search(f"how many {PLANTS[3]} seedlings are in the greenhouse", limit=3)[0]
+        assert f"tally_{PLANTS[3]}" in {hit.symbol for hit in hits}
+        assert current_store(shared) is not store and is_released(store)
+    finally:
+        searcher.close()
+
+
+def test_a_store_holds_a_change_only_in_an_unbroken_line_of_its_own(repo, embedder):
+    index = CodeIndex(repo, embedder=embedder)
+    store = current_store(index)
+    opened_at = store.holds_version
+    assert opened_at and index.vectors_hold(opened_at)
+    store.note_change(opened_at, "v1")
+    store.note_change("v1", "v2")
+    assert index.vectors_hold("v2") and not index.vectors_hold("v1")
+    store.note_change("v-elsewhere", "v3")  # a change made by someone else came in between
+    assert not index.vectors_hold("v3")
+    store.note_change("v3", "v4")
+    assert not index.vectors_hold("v4")
+    index.reopen_vectors()
