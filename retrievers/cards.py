@@ -14,7 +14,7 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from .model import Chunk
+from .model import Chunk, ParsedFile
 from .tokenize import CODE_NOISE, IDENTIFIER, split_identifier, tokenize_code
 
 CARD_IDENTIFIERS = 30
@@ -181,3 +181,11 @@ def lexical_tokens(chunk: Chunk) -> list[str]:
         + name_tokens * SYMBOL_REPEAT
         + path_tokens * PATH_REPEAT
     )
+
+
+def with_index_texts(parsed: ParsedFile) -> ParsedFile:
+    """``parsed`` with each chunk's BM25 document and card (without :func:`returned_summary`) filled in."""
+    members = members_by_parent(parsed.chunks)
+    parsed.documents = [" ".join(lexical_tokens(chunk)) for chunk in parsed.chunks]
+    parsed.cards = [card_text(chunk, members.get(chunk.symbol)) for chunk in parsed.chunks]
+    return parsed

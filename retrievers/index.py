@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .cards import card_text, code_text, lexical_tokens, members_by_parent, returned_summary, type_summaries
+from .cards import card_text, code_text, members_by_parent, returned_summary, type_summaries, with_index_texts
 from .errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
 from .freshness import record_git_head
 from .generations import remove_unleased_generations
-from .model import Chunk, Edge, ProgressCallback
+from .model import ParsedFile, ProgressCallback
 from .parallel_parse import decode_source, parse_many
 from .query_shape import TYPE_KINDS
 from .scan import scan_changes
@@ -355,7 +355,7 @@ class CodeIndex:
         summary.phases["scan"] = round(time.perf_counter() - phase_start, 3)
 
         phase_start = time.perf_counter()
-        parsed: list[tuple[tuple, list[Chunk], list[Edge], str]] = []
+        parsed: list[tuple[tuple, ParsedFile]] = []
         jobs = [(source.path, data, source.language) for source, data, _, _ in changed]
         for number, (item, result) in enumerate(zip(changed, parse_many(jobs))):
             if number % 50 == 0:
@@ -363,7 +363,7 @@ class CodeIndex:
             summary.parse_errors += bool(result.error)
             if result.error:
                 log.info("%s: %s", item[0].path, result.error)
-            parsed.append((item, result.chunks, result.edges, result.error))
+            parsed.append((item, result))
         progress("parse", len(changed), len(changed))
         summary.phases["parse"] = round(time.perf_counter() - phase_start, 3)
 
@@ -425,7 +425,7 @@ class CodeIndex:
                 f"SELECT path, name, docstring FROM chunks WHERE docstring != '' AND part = 0"  # noqa: S608
                 f" AND kind IN ({','.join('?' * len(kinds))})", kinds)
             if path not in changed]
-        fresh = [(chunk.symbol.rsplit(".", 1)[-1], chunk.docstring) for _, chunks, *_ in parsed for chunk in chunks
+        fresh = [(chunk.symbol.rsplit(".", 1)[-1], chunk.docstring) for _, result in parsed for chunk in result.chunks
                  if chunk.kind in TYPE_KINDS and chunk.docstring and not chunk.part]
         return type_summaries(stored + fresh)
 
@@ -439,18 +439,23 @@ class CodeIndex:
         edge_rows: list[tuple] = []
         file_rows: list[tuple] = []
         summaries = self._type_summaries(connection, parsed, removed, rebuild)
-        for (source, data, digest, mtime), chunks, edges, error in parsed:
-            file_rows.append((source.path, digest, len(data), mtime, source.language, len(chunks), error))
-            members = members_by_parent(chunks)
-            for chunk in chunks:
-                card = card_text(chunk, members.get(chunk.symbol), returned_summary(chunk, summaries))
+        for (source, data, digest, mtime), result in parsed:
+            file_rows.append((source.path, digest, len(data), mtime, source.language, len(result.chunks),
+                              result.error))
+            if len(result.documents) != len(result.chunks):  # parsed without them (a caller of parse_file)
+                with_index_texts(result)
+            members = members_by_parent(result.chunks)
+            for chunk, document, card in zip(result.chunks, result.documents, result.cards):
+                returns = returned_summary(chunk, summaries)
+                if returns:  # the repository's types were not known where the file was parsed
+                    card = card_text(chunk, members.get(chunk.symbol), returns)
                 rows.append((
                     chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
                     chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,
-                    int(chunk.is_test), chunk.text, " ".join(lexical_tokens(chunk)), card,
+                    int(chunk.is_test), chunk.text, document, card,
                     vector_key(card_model, card), vector_key(code_model, code_text(chunk)), chunk.part,
                 ))
-            edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in edges)
+            edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in result.edges)
         summary.chunks_added = len(rows)
         generation = f"{time.time_ns():x}"
         old_generation = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()

@@ -61,3 +61,7 @@ class ParsedFile:
     chunks: list[Chunk] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     error: str = ""
+    # Per chunk, worked out where the file was parsed (a worker process on a large change): its BM25
+    # document (space-separated tokens) and its card, less what only the whole repository knows.
+    documents: list[str] = field(default_factory=list)
+    cards: list[str] = field(default_factory=list)

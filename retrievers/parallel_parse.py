@@ -21,6 +21,7 @@ from typing import IO, BinaryIO
 
 import grepgraph
 
+from .cards import with_index_texts
 from .chunking import parse_file
 from .model import ParsedFile
 
@@ -44,9 +45,9 @@ def decode_source(data: bytes) -> str:
 
 
 def parse_job(job: Job) -> ParsedFile:
-    """Parse one file's bytes."""
+    """Parse one file's bytes, with what its chunks contribute to the indexes."""
     path, data, language = job
-    return parse_file(path, decode_source(data), language)
+    return with_index_texts(parse_file(path, decode_source(data), language))
 
 
 def parse_many(jobs: list[Job]) -> Iterator[ParsedFile]:
