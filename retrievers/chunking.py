@@ -10,8 +10,10 @@ remainders become overlapping windows (``retrievers.windows``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePosixPath
+from typing import Any
 
 from .languages import is_test_path
 from .model import Chunk, Edge, ParsedFile
@@ -196,6 +198,27 @@ class _PythonVisitor(ast.NodeVisitor):
         self.covered: set[int] = set()
         self.child_lines: dict[str, set[int]] = {}
 
+    def visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.visit``, with each node type's handler looked up once and leaves not walked.
+
+        A module has tens of thousands of nodes: the stock lookup (a method name built per node) and
+        walks into names, constants and operators were half of parsing a Python file.
+        """
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            handler = _HANDLERS[type(node)] = _handler_for(type(node))
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:  # noqa: D102
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
     @property
     def qualified(self) -> str:
         return ".".join(name for name, _ in self.scope)
@@ -289,6 +312,18 @@ class _PythonVisitor(ast.NodeVisitor):
         """``import a.b as c`` / ``from a import b as c``: an ``aliases`` edge ``a.b as c`` (calls through ``c``)."""
         if alias.asname and alias.asname != alias.name.rsplit(".", 1)[-1]:
             self.edges.append(Edge(self.path, self.qualified, f"{target} as {alias.asname}", "aliases", line))
+
+
+# Nodes with nothing to collect below them: a name, a constant, a context or an operator.
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+_HANDLERS: dict[type, Callable[[_PythonVisitor, Any], None]] = {}
+
+
+def _handler_for(node_type: type) -> Callable[[_PythonVisitor, Any], None]:
+    if issubclass(node_type, _LEAVES):
+        return lambda visitor, node: None
+    handler = getattr(_PythonVisitor, "visit_" + node_type.__name__, None)
+    return handler if handler is not None else _PythonVisitor.generic_visit
 
 
 def parse_python(path: str, source: str) -> ParsedFile:
