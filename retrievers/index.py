@@ -392,6 +392,8 @@ class CodeIndex:
                     collect_garbage(connection, views, store, sweep=sweep is not None)
                 connection.execute("DELETE FROM meta WHERE key = 'vectors_unrecorded'")
                 connection.commit()
+                if summary.vectors_embedded and hasattr(self.embedder, "release_helpers"):
+                    self.embedder.release_helpers()  # a resident process keeps one model session, not one per core
             except vector_backend_errors() as error:
                 raise VectorsUnavailable(
                     f"{error}; the lexical index of {self.repo} is up to date, and the vectors not stored yet "

@@ -33,3 +33,19 @@ def test_an_index_embedded_by_ollama_is_searched_with_the_same_model(tmp_path, m
         hits, _ = Searcher(reopened).search("insert edges into the graph store", 5)
         assert hits and all(hit.components.get("card") is not None for hit in hits[:3])
         assert any(r.get("model") == "nomic-embed-text" for r in server.requests_to("/api/embed"))
+
+
+def test_a_large_call_embeds_on_several_sessions_with_the_same_vectors():
+    from grepgraph.retrievers.embeddings import PARALLEL_MIN_BATCHES_PER_SESSION, MiniLMEmbedder
+
+    texts = [f"def handler_{n}(request):\n    return route(request, {'x' * (n % 40)!r})" for n in range(96)]
+    assert len(texts) // 8 >= 2 * PARALLEL_MIN_BATCHES_PER_SESSION
+    alone = MiniLMEmbedder(threads=1).embed(texts)
+    side_by_side = MiniLMEmbedder(threads=2)
+    vectors = side_by_side.embed(texts)
+    assert len(side_by_side._helpers) == 1  # a second session did half the batches
+    assert float(abs(vectors - alone).max()) < 1e-5
+    side_by_side.release_helpers()
+    assert side_by_side._helpers == []
+    assert float(abs(side_by_side.embed(texts[:3]) - alone[:3]).max()) < 1e-5  # few texts: one session
+    assert side_by_side._helpers == []
