@@ -30,6 +30,9 @@ TEXT_EXTENSIONS = {
 TEXT_FILENAMES = {"Dockerfile", "Makefile", "README", "LICENSE", "CHANGELOG"}
 
 TEST_DIRECTORIES = {"test", "tests", "__tests__", "spec", "specs", "e2e"}
+# Test directories only at the repository's root: ``testing/`` holds a project's tests there, while a
+# ``testing`` package deeper down is often public API (test helpers a library ships).
+ROOT_TEST_DIRECTORIES = {"testing"}
 _TEST_FILE_PATTERNS = {
     "python": re.compile(r"^(test_.*|.*_test|conftest)\.pyi?$"),
     "javascript": re.compile(r"^.*\.(test|spec)\.[mc]?jsx?$"),
@@ -57,12 +60,12 @@ def is_test_path(path: str, language: str | None = None) -> bool:
 
     A file counts as a test when any directory on its path is a conventional test
     directory (``tests/``, ``__tests__/``, Java's ``src/test/``, Rust's crate-level
-    ``tests/``) or its name follows its language's convention (``test_x.py``,
+    ``tests/``, a root ``testing/``) or its name follows its language's convention (``test_x.py``,
     ``x_test.go``, ``x.spec.ts``, ``FooTest.java``).
     """
     pure = PurePosixPath(path)
     directories = {part.lower() for part in pure.parts[:-1]}
-    if directories & TEST_DIRECTORIES:
+    if directories & TEST_DIRECTORIES or (len(pure.parts) > 1 and pure.parts[0].lower() in ROOT_TEST_DIRECTORIES):
         return True
     language = language or language_of(path)
     pattern = _TEST_FILE_PATTERNS.get(language or "")

@@ -8,7 +8,7 @@ from pathlib import Path
 from .settings import IndexSettings
 from .textstore import TEXT_SCHEMA
 
-INDEX_FORMAT = 9
+INDEX_FORMAT = 10  # 10: a root testing/ directory's files are tests
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -77,6 +77,7 @@ def test_language_of(path, language):
         "crate/tests/integration.rs",
         "Tests/Helpers.py",
         "tests/fixtures/sample_repo/docs/architecture.md",
+        "testing/python/collect.py",  # a root testing/ directory holds the project's tests
     ],
 )
 def test_is_test_path(path):
@@ -88,6 +89,7 @@ def test_is_test_path(path):
     [
         "graphstore/store.py",
         "graphstore/testing.py",  # a helper library, not a test module
+        "numpy/testing/utils.py",  # a testing package inside the code is public API
         "graphstore/contest.py",
         "graphstore/latest/store.py",
         "attestation/verify.py",
