@@ -159,8 +159,8 @@ class MiniLMEmbedder:
     def _new_session(model_path: Path) -> Any:
         """A model session computing on one core.
 
-        Sessions side by side embedded 1.2-1.3x faster than one session on two cores (800 code chunks and
-        cards on 2 busy cores: 43-46 vs 35-37 texts/s), and a query embeds as fast on one.
+        Sessions side by side, one per core, embedded 1.1-1.3x more texts a second than one session on two
+        cores (600-800 code chunks and cards, 2 cores, idle and busy), and a query embeds as fast on one.
         """
         import onnxruntime
 

@@ -337,7 +337,7 @@ def test_vectors_of_a_killed_run_are_collected_once_unreferenced(isolated_module
     shutil.copytree(SAMPLE_REPO, repo)
     index = CodeIndex(repo, settings=SETTINGS, embedder=embedder)
 
-    def killed(connection):  # the process dies after a batch reached Chroma, before the SQLite commit
+    def killed(connection, writer=None):  # the process dies after a batch reached Chroma, before the SQLite commit
         raise SystemExit("kill -9")
 
     with monkeypatch.context() as patch:
