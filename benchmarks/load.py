@@ -236,7 +236,6 @@ class RssSampler(BackgroundLoop):
             self._stop.wait(RSS_SAMPLE_S)
 
 
-
 @dataclass
 class ReindexLoop(BackgroundLoop):
     """Switches the repository's files between two versions and re-indexes it (the CLI) until stopped."""
@@ -261,7 +260,6 @@ class ReindexLoop(BackgroundLoop):
             self.runs.append({"seconds": round(time.perf_counter() - started, 2), "exit": done.returncode,
                               "error": done.stderr.strip()[-300:] if done.returncode else "",
                               "server_rss_mb": rss_mb(self.server_pid)})
-
 
     def summary(self) -> dict:
         seconds = [run["seconds"] for run in self.runs]

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .cards import card_text, code_text, members_by_parent, returned_summary, type_summaries, with_index_texts
+from .cards import card_text, code_text, members_by_parent, returned_summary, type_summaries
 from .errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
 from .freshness import record_git_head
 from .generations import remove_unleased_generations
@@ -444,12 +444,11 @@ class CodeIndex:
         for (source, data, digest, mtime), result in parsed:
             file_rows.append((source.path, digest, len(data), mtime, source.language, len(result.chunks),
                               result.error))
-            if len(result.documents) != len(result.chunks):  # parsed without them (a caller of parse_file)
-                with_index_texts(result)
-            members = members_by_parent(result.chunks)
-            for chunk, document, card in zip(result.chunks, result.documents, result.cards):
+            members: dict[str, list[str]] | None = None
+            for chunk, document, card in zip(result.chunks, result.documents, result.cards, strict=True):
                 returns = returned_summary(chunk, summaries)
                 if returns:  # the repository's types were not known where the file was parsed
+                    members = members if members is not None else members_by_parent(result.chunks)
                     card = card_text(chunk, members.get(chunk.symbol), returns)
                 rows.append((
                     chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
