@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grepgraph.logs import configure_logging
+from grepgraph.retrievers.memory import limit_malloc_arenas
 from grepgraph.retrievers.settings import CONFIG_ENV, ServiceSettings, env_name, resolve_service_settings
 from grepgraph.service_client import (
     LOCK_NAME,
@@ -281,6 +282,7 @@ def _stop_when_idle(server: _Server, service: SearchService) -> None:
 
 def serve(repo: Path, index_dir: Path, foreground: bool = False, watch: bool | None = None) -> int:
     """Run the service until stopped, idle or replaced; returns the exit status."""
+    limit_malloc_arenas()
     folder = service_dir(index_dir)
     lock = acquire_lock(index_dir, TAKEOVER_WAIT_S)
     if lock is None:

@@ -38,6 +38,7 @@ from grepgraph.graphs.resources import get_searcher
 from grepgraph.http_guard import HostGuard, HostPolicy
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.index import CodeIndex, IndexError_
+from grepgraph.retrievers.memory import limit_malloc_arenas
 from grepgraph.retrievers.results import CodeResult
 from grepgraph.retrievers.symbols import SymbolGraph, SymbolRef
 from grepgraph.status import index_report
@@ -430,6 +431,7 @@ def run(args: argparse.Namespace) -> int:
     http_only = [flag for flag in ("allow_host", "allow_origin") if getattr(args, flag, None)]
     if http_only and not http:
         raise ValueError(f"--{http_only[0].replace('_', '-')} applies to --http only")
+    limit_malloc_arenas()
     server = create_server(args.repo or [])
     if http:
         serve_http(server, host, args.port, HostPolicy.allowing(getattr(args, "allow_host", None) or (),

@@ -525,6 +525,10 @@ def run(args: Any) -> int:
     """Entry point of ``grepgraph serve`` (``args.host``, ``args.port``, ``args.repo``)."""
     import uvicorn
 
+    from grepgraph.retrievers.memory import limit_malloc_arenas
+
+    limit_malloc_arenas()
+
     host = getattr(args, "host", None) or DEFAULT_HOST
     port = getattr(args, "port", None) or DEFAULT_PORT
     allowed_hosts = list(getattr(args, "allow_host", None) or [])
