@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from .query_parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths
-from .ranking import SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
+from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS, SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
 from .snapshot import IndexSnapshot
 from .tokenize import MIN_COMPOUND_PART, compound_words, split_identifier, stem
 
@@ -40,7 +40,7 @@ def name_coverage(snapshot: IndexSnapshot, query_tokens: list[str], pool: set[in
 def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
     """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
     matches: dict[int, float] = {}
-    for token in code_tokens(query)[:12]:
+    for token in code_tokens(query)[:MAX_QUERY_SYMBOLS]:
         name = token.rsplit(".", 1)[-1]
         if len(name) < 3:
             continue
@@ -85,3 +85,53 @@ def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
     ):
         matches[chunk_id] = 1.0 if name in frames else 0.5
     return matches
+
+
+def call_anchors(symbols: dict[int, float], mentions: dict[int, float]) -> list[int]:
+    """The definitions a query names most surely: its traceback's frames, then names it spells out exactly.
+
+    Only when they are few: a name defined in many places (``get``) anchors nothing.
+    """
+    frames = [chunk_id for chunk_id, value in mentions.items() if value >= 1.0]
+    named = [chunk_id for chunk_id, value in symbols.items() if value >= SYMBOL_EXACT_BONUS]
+    for group in (frames + named, frames):
+        anchors = list(dict.fromkeys(group))
+        if len(anchors) <= MAX_CALL_ANCHORS:
+            return anchors
+    return []
+
+
+def resolved_callers(snapshot: IndexSnapshot, anchors: list[int]) -> dict[int, float]:
+    """Chunks whose code calls one of the ``anchors``, through calls the code resolves (not by name only).
+
+    A report names the function it saw misbehave (or its traceback passes through it), and the fix is
+    often where that function is called from: the caller passes what it mishandles. The call graph
+    reaches the caller without it sharing a word with the report.
+    """
+    if not anchors:
+        return {}
+    connection = snapshot.connection
+    marks = ",".join("?" * len(anchors))
+    named = connection.execute(
+        f"SELECT DISTINCT path, symbol FROM chunks WHERE id IN ({marks})", anchors).fetchall()  # noqa: S608
+    resolver = snapshot.call_resolver()
+    callers: set[tuple[str, str]] = set()
+    for path, symbol in named:
+        short = symbol.rsplit(".", 1)[-1]
+        # Index lookups only: bare calls anywhere, ``x.name()`` calls in the definition's own file (a search over
+        # every dotted call of a common name scanned the whole edge table: seconds on a large repository).
+        sites = connection.execute(
+            "SELECT path, source, target FROM edges WHERE kind = 'calls' AND target = ? COLLATE NOCASE"
+            " UNION SELECT path, source, target FROM edges WHERE kind = 'calls' AND path = ? AND target LIKE ?"
+            " ESCAPE '\\' LIMIT ?", (short, path, "%." + short.replace("_", "\\_"), MAX_CALL_SITES)).fetchall()
+        for site_path, source, target in sites:
+            if source and (path, symbol) in resolver.resolve(site_path, source, target).targets:
+                callers.add((site_path, source))
+    callers -= set(named)
+    found: dict[int, float] = {}
+    for path, symbol in callers:
+        for (chunk_id,) in connection.execute(
+                "SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind NOT IN ('module', 'text')",
+                (path, symbol)):
+            found[chunk_id] = 1.0
+    return found

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .embeddings import EmbeddingUnavailable
-from .evidence import mention_matches, name_coverage, symbol_matches
+from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .grep import (
     GrepAnswer,
@@ -434,6 +434,12 @@ class Searcher:
             pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
             if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
                 pool |= set(exceptions)
+            if weights is None:
+                weights = blend_weights(query, long_query, described)
+            calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
+            if allowed is not None:
+                calls = within(calls, allowed)
+            pool |= set(calls)
             if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
                 pool |= {int(c) for c in allowed}
             if cosines and query_vector is not None:
@@ -451,14 +457,13 @@ class Searcher:
                 signal.fallbacks.append(NO_VECTORS_YET)
             missing_lexical = [c for c in pool if c not in lexical]
             lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
-            if weights is None:
-                weights = blend_weights(query, long_query, described)
             components: dict[str, dict[int, float]] = {
                 "exact": pasted,
                 "bm25": max_normalise(lexical_all),
                 "name": name_coverage(snapshot, name_evidence(query, tokens), pool),
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
+                "calls": calls,
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
             }
             if not cosines:

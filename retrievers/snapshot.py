@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bm25 import LexicalIndex, top_k
+from .call_resolution import CallResolver
 from .generations import GenerationGone, GenerationLease
 from .index import CodeIndex, IndexError_, IndexMissing
 from .languages import is_documentation, is_test_path
@@ -86,6 +87,7 @@ class IndexSnapshot:
         self._lexical: OrderedDict[tuple[str, ...], LexicalScores] = OrderedDict()
         self._kinds: dict[str, tuple[bool, bool]] | None = None
         self._exceptions: dict[int, str] | None = None
+        self._resolver: CallResolver | None = None
         self.users = 0
         self.retired_at: float | None = None
 
@@ -154,6 +156,14 @@ class IndexSnapshot:
             if self._exceptions is None:
                 self._exceptions = exception_types(self.connection)
             return self._exceptions
+
+
+    def call_resolver(self) -> CallResolver:
+        """A call resolver over this generation, kept for what it caches (file facts, the class hierarchy)."""
+        with self.lock:
+            if self._resolver is None:
+                self._resolver = CallResolver(self.connection)
+            return self._resolver
 
 
 def committed_generation(connection: sqlite3.Connection) -> str:

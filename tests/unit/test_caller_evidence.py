@@ -1,0 +1,66 @@
+"""Call-graph evidence for issue reports: the resolved callers of what a report names rank with it."""
+
+from pathlib import Path
+
+from grepgraph.retrievers.evidence import call_anchors
+
+from tests.conftest import lexical_searcher
+
+PARSER = '''
+def split_fields(line):
+    return line.split(":", 1)
+
+
+def read_block(stream):
+    fields = {}
+    for line in stream:
+        key, value = split_fields(line)
+        fields[key] = value
+    return fields
+
+
+def describe_fields(spec):
+    """Document each of the fields that a header line may hold."""
+    return [item.strip() for item in spec]
+
+
+def unrelated(courier):
+    return courier.split_fields("x")
+'''
+
+# Longer than a question: the searcher reads it as an issue report.
+REPORT = (
+    "Crash on a line without a colon. When a block holds a line that has no colon at all, reading stops with "
+    "an exception instead of skipping that line or reporting which line was wrong. I expected the parser to "
+    "keep the other fields, or at least to say which line of the block could not be read, because a single "
+    "bad line in a long block makes the whole block unreadable today and the message gives no hint.\n"
+    "Traceback (most recent call last):\n"
+    '  File "parser.py", line 3, in split_fields\n'
+    "    return line.split(':', 1)\n"
+    "ValueError: not enough values to unpack (expected 2, got 1)\n"
+)
+
+
+def test_a_resolved_caller_of_a_traceback_frame_gets_caller_evidence(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"parser.py": PARSER}) as searcher:
+        hits, _ = searcher.search(REPORT, limit=10)
+    calls = {hit.symbol: hit.components.get("calls", 0.0) for hit in hits}
+    assert calls["read_block"] == 1.0  # calls split_fields, resolved in its own module
+    assert calls.get("unrelated", 0.0) == 0.0  # a method of an unknown object of the same name: by name only
+    assert calls.get("describe_fields", 0.0) == 0.0  # shares words, calls nothing named
+    assert calls.get("split_fields", 0.0) == 0.0  # the anchor itself is no caller of itself
+
+
+def test_short_queries_get_no_caller_evidence(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"parser.py": PARSER}) as searcher:
+        hits, _ = searcher.search("why does split_fields fail on a line without a colon", limit=10)
+    assert hits and all(not hit.components.get("calls") for hit in hits)
+
+
+def test_anchors_are_frames_and_exact_names_only_while_few():
+    frames = {1: 1.0, 2: 0.5}
+    exact = {3: 1.0, 4: 0.4}
+    assert call_anchors(exact, frames) == [1, 3]
+    many = {chunk_id: 1.0 for chunk_id in range(10, 30)}
+    assert call_anchors(many, frames) == [1]  # a name defined everywhere anchors nothing; the frame still does
+    assert call_anchors(many, {}) == []
