@@ -23,9 +23,9 @@ CANDIDATE_DEPTH = 50
 WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15, "calls": 0.0}
 # The code names of a query looked up as symbols, in order of appearance (a report's title names come first).
 MAX_QUERY_SYMBOLS = 12
-# The definitions the query names most surely (at most this many) lend call-graph evidence to their neighbours.
+# The definitions a long query names most surely (at most this many) lend evidence to their callers.
 MAX_CALL_ANCHORS = 6
-# Call sites of one anchor resolved at most (a name called everywhere says little about where a fix goes).
+# Call sites of one anchor resolved at most: a name called everywhere costs no more than a rare one.
 MAX_CALL_SITES = 40
 SYMBOL_EXACT_BONUS = 1.0
 SYMBOL_PREFIX_BONUS = 0.4
