@@ -18,8 +18,8 @@ def pending_vectors(index: CodeIndex) -> int:
     """Vectors not embedded yet, over the views the index uses (searches rank those chunks without them)."""
     with closing_connection(index) as connection:
         chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        with_tests = index.embeds_tests(chunks)
-        return sum(count_pending_vectors(connection, view, with_tests) for view in index.views(chunks))
+        return sum(count_pending_vectors(connection, view, tests)
+                   for view, tests in index.test_views(chunks).items())
 
 
 def index_report(index: CodeIndex) -> dict:

@@ -76,6 +76,9 @@ AUTO_CODE_VIEW_MAX_CHUNKS = 25_000
 # most of the code (73% of the CPython standard library's chunks). Above this many
 # chunks "auto" leaves them to BM25 and symbol search.
 AUTO_TEST_VECTORS_MAX_CHUNKS = 25_000
+# Below that, "auto" gives a test chunk its card vector but not its raw-code one (mostly calls and literals):
+# the docstring, multi-language and issue rulers ranked every query the same without them, and the docstring
+# packages needed 15-35% fewer vectors (README, first index).
 
 @dataclass
 class IndexSummary:
@@ -191,11 +194,15 @@ class CodeIndex:
             return ("card", "code")
         return ("card", "code") if chunk_count <= AUTO_CODE_VIEW_MAX_CHUNKS else ("card",)
 
-    def embeds_tests(self, chunk_count: int) -> bool:
-        """Whether test-file chunks get vectors in an index of ``chunk_count`` chunks."""
+    def embeds_tests(self, chunk_count: int, view: str = "card") -> bool:
+        """Whether test-file chunks get a ``view`` vector in an index of ``chunk_count`` chunks."""
         if self.settings.embed_tests in ("always", "never"):
             return self.settings.embed_tests == "always"
-        return chunk_count <= AUTO_TEST_VECTORS_MAX_CHUNKS
+        return chunk_count <= AUTO_TEST_VECTORS_MAX_CHUNKS and view == "card"
+
+    def test_views(self, chunk_count: int) -> dict[str, bool]:
+        """:meth:`embeds_tests` for each embedded view."""
+        return {view: self.embeds_tests(chunk_count, view) for view in self.views(chunk_count)}
 
     def using_vectors(self, views: tuple[str, ...] = ("card", "code")) -> AbstractContextManager[Any]:
         """The Chroma collections of this index (a :class:`~.vectors.VectorStore`), held for one call.
@@ -379,7 +386,7 @@ class CodeIndex:
         summary.chunks = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         summary.edges = connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
         views = self.views(summary.chunks)
-        with_tests = self.embeds_tests(summary.chunks)
+        with_tests = self.test_views(summary.chunks)
         if embed:
             phase_start = time.perf_counter()
             try:
@@ -400,7 +407,7 @@ class CodeIndex:
                     "are added by the next `grepgraph index` once the server answers"
                 ) from error
             summary.phases["embed"] = round(time.perf_counter() - phase_start, 3)
-        summary.vectors_pending = sum(count_pending_vectors(connection, view, with_tests) for view in views)
+        summary.vectors_pending = sum(count_pending_vectors(connection, view, with_tests[view]) for view in views)
 
     def vector_namespace(self) -> str:
         """The Chroma collection prefix of this index: one per index, so indexes sharing a server never meet.
@@ -556,7 +563,7 @@ class CodeIndex:
                 "edges": connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0],
                 "languages": dict(connection.execute("SELECT language, COUNT(*) FROM files GROUP BY language")),
                 "views": list(views),
-                "vectors_pending": {view: count_pending_vectors(connection, view, self.embeds_tests(count))
+                "vectors_pending": {view: count_pending_vectors(connection, view, self.embeds_tests(count, view))
                                     for view in views},
                 "test_vectors": self.embeds_tests(count),
                 **self._settings_status(json.loads(meta.get("settings", "{}"))),

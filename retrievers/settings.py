@@ -69,7 +69,8 @@ class IndexSettings:
         "ranks a little lower) or ollama:<model>, e.g. ollama:nomic-embed-text.")
     views: str = setting("auto", "What to embed per chunk (auto: card+code up to 25k chunks, cards above).",
                          ("auto", "card", "card+code"))
-    embed_tests: str = setting("auto", "Vectors for test files (auto: only up to 25k chunks).",
+    embed_tests: str = setting("auto", "Vectors for test files (auto: a card vector, no code vector, up to 25k "
+                               "chunks; always: both views).",
                                ("auto", "always", "never"))
     max_file_bytes: int = setting(MAX_FILE_BYTES, "Files larger than this are not indexed.")
 

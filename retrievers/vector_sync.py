@@ -117,18 +117,21 @@ def mark_vectors_changed(connection: sqlite3.Connection, writer: Any = None) -> 
     connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", (version,))
 
 
-def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_tests: bool,
+def embed_pending(connection: sqlite3.Connection, views: tuple[str, ...], with_tests: dict[str, bool],
                   progress: ProgressCallback, open_store: StoreOpener, embed: KeyedEmbed) -> int:
-    """Embed and store every pending vector of ``views``, batch by batch; returns how many were embedded."""
+    """Embed and store every pending vector of ``views`` (test chunks' where ``with_tests[view]``), batch by batch.
+
+    Returns how many were embedded.
+    """
     embedded = 0
     for view in views:
         column = key_column(view)
-        if not count_pending_vectors(connection, view, with_tests):
+        if not count_pending_vectors(connection, view, with_tests[view]):
             continue
         # Until this pass ends, Chroma may hold vectors the vectors table doesn't list yet.
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_unrecorded', '1')")
         connection.commit()
-        pending = pending_vector_keys(connection, view, with_tests)
+        pending = pending_vector_keys(connection, view, with_tests[view])
         # Chroma is opened only when there is work for it (opening costs ~1 s on a large index).
         store = open_store()
         # Vectors an interrupted run already stored are recorded, not recomputed.

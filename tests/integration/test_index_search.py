@@ -66,9 +66,10 @@ def rows(index: CodeIndex, sql: str, params: tuple = ()) -> list[tuple]:
         connection.close()
 
 
-def distinct_keys(index: CodeIndex, view: str) -> int:
+def distinct_keys(index: CodeIndex, view: str, tests: bool = True) -> int:
     column = "card_key" if view == "card" else "code_key"
-    return rows(index, f"SELECT COUNT(DISTINCT {column}) FROM chunks")[0][0]
+    where = "" if tests else " WHERE is_test = 0"
+    return rows(index, f"SELECT COUNT(DISTINCT {column}) FROM chunks{where}")[0][0]
 
 
 @dataclass
@@ -135,7 +136,9 @@ def test_status_counts(built):
     assert sum(status["languages"].values()) == status["files"]
     assert status["views"] == ["card", "code"]
     assert status["vectors_pending"] == {"card": 0, "code": 0}
-    assert built.summary.vectors_embedded == distinct_keys(built.index, "card") + distinct_keys(built.index, "code")
+    # Test chunks get a card vector, not a code one (``embed_tests = "auto"``).
+    assert built.summary.vectors_embedded == (distinct_keys(built.index, "card")
+                                              + distinct_keys(built.index, "code", tests=False))
     assert built.summary.parse_errors == 0
     assert status["settings_match"]
 
@@ -250,7 +253,7 @@ def test_deleting_a_file_removes_its_chunks_and_vectors(evolving):
     # Vectors nobody references any more are collected.
     store = evolving.index.vector_store()
     for view in ("card", "code"):
-        assert store.count(view) == distinct_keys(evolving.index, view)
+        assert store.count(view) == distinct_keys(evolving.index, view, tests=view == "card")
 
 
 def test_settings_change_rebuilds_with_the_other_engine(evolving, embedder):
