@@ -112,11 +112,11 @@ def vector_notes(out: dict) -> list[str]:
 
 
 def keys_of(repo: Path, view: str) -> set[str]:
-    """The vector keys ``repo``'s index references for a view."""
-    column = "card_key" if view == "card" else "code_key"
+    """The vector keys ``repo``'s index embeds for a view (test chunks get a card, not a code vector)."""
+    column, where = ("card_key", "") if view == "card" else ("code_key", " WHERE is_test = 0")
     connection = sqlite3.connect(CodeIndex(repo).db_path)
     try:
-        return {row[0] for row in connection.execute(f"SELECT DISTINCT {column} FROM chunks")}  # noqa: S608
+        return {row[0] for row in connection.execute(f"SELECT DISTINCT {column} FROM chunks{where}")}  # noqa: S608
     finally:
         connection.close()
 

@@ -323,7 +323,7 @@ def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index,
 def test_the_focus_demotion_setting_reaches_the_searcher(sample_index):
     query = "GraphStore.store_parse_result"
     def scores(demotion: float) -> dict:
-        output = build_graph().invoke({"query": query, "limit": 10, "focus": "tests"},
+        output = build_graph().invoke({"query": query, "limit": 20, "focus": "tests"},
                                       context={**sample_index, "llm_enabled": False, "focus_demotion": demotion})
         return {(row["path"], row["symbol"]): row["score"] for row in output["results"]}
 
