@@ -563,8 +563,8 @@ class CodeIndex:
                 "edges": connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0],
                 "languages": dict(connection.execute("SELECT language, COUNT(*) FROM files GROUP BY language")),
                 "views": list(views),
-                "vectors_pending": {view: count_pending_vectors(connection, view, self.embeds_tests(count, view))
-                                    for view in views},
+                "vectors_pending": {view: count_pending_vectors(connection, view, tests)
+                                    for view, tests in self.test_views(count).items()},
                 "test_vectors": self.embeds_tests(count),
                 **self._settings_status(json.loads(meta.get("settings", "{}"))),
                 "chroma_url": meta.get("chroma_url", ""),

@@ -157,7 +157,6 @@ class IndexSnapshot:
                 self._exceptions = exception_types(self.connection)
             return self._exceptions
 
-
     def call_resolver(self) -> CallResolver:
         """A call resolver over this generation, kept for what it caches (file facts, the class hierarchy)."""
         with self.lock:
