@@ -59,8 +59,10 @@ LONG_QUERY_WORDS = 60
 # ``calls``: the resolved callers of what a report names (see :func:`retrievers.evidence.resolved_callers`). On the
 # issue ruler 0.15-0.3 gave the same file and function hits; in short queries (0.1) it moved docstring MRR@10 by
 # -0.003..+0.009 per package and lowered a TypeScript package by 0.013, so it stays off there.
+# ``message``: format strings whose words a report's pasted output shows (see :mod:`retrievers.messages`);
+# 0.15-0.3 gave the same file and function hits on the issue ruler, 0.45 lowered a repository's file MRR by 0.015.
 LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1,
-                      "calls": 0.2}
+                      "calls": 0.2, "message": 0.3}
 # In a long input BM25 counts a word the report repeats up to this many times (1 + log2 of its count).
 LONG_QUERY_TERM_REPEAT_CAP = 2
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is

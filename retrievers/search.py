@@ -37,6 +37,7 @@ from .grep import (
 from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
 from .memory import return_freed_memory
+from .messages import template_evidence
 from .query_parsing import name_evidence, plain_text, without_environment_listing
 from .query_shape import described_kind, describes_exception, head_phrase
 from .ranking import (
@@ -437,9 +438,10 @@ class Searcher:
             if weights is None:
                 weights = blend_weights(query, long_query, described)
             calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
+            printed = template_evidence(store, query, paths) if weights.get("message") else {}
             if allowed is not None:
                 calls = within(calls, allowed)
-            pool |= set(calls)
+            pool |= set(calls) | set(printed)
             if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
                 pool |= {int(c) for c in allowed}
             if cosines and query_vector is not None:
@@ -464,6 +466,7 @@ class Searcher:
                 "symbol": symbols,
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 "calls": calls,
+                "message": printed,
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
             }
             if not cosines:

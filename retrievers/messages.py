@@ -1,0 +1,95 @@
+"""Pasted program output finds the format string that printed it.
+
+A report pastes what a program printed (``Foo, grouped over 'x'``, ``ValueError: unknown mode 'rb+'``);
+the code holds a template with placeholders where the values were (``"{}, grouped over {!r}"``,
+``f"unknown mode {mode!r}"``). The line as a whole occurs nowhere, but the runs of plain words between
+the values do, inside a string literal. Only output is read: lines in a report's fenced blocks that are
+not code, and error lines anywhere; the runs found inside a literal point at the definition holding it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .grep import CODE_LINE, EXACT_TRIGRAMS, chunk_spans, innermost, lines_in, nearest, plain_pattern
+from .textstore import TextStore
+
+FENCE = re.compile(r"^\s*(?:```|~~~)")
+# ``KeyError: ...``, ``RuntimeWarning: ...``: a message, wherever the report quotes it.
+ERROR_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b:\s")
+# Prompts, frames and the source lines a traceback quotes (comments, ``---->`` markers): not output.
+NOT_OUTPUT = re.compile(r"^\s*(?:>>>|\.\.\.|\$ |In \[\d+\]|File \"|Traceback|#|//|-*>)")
+# A value printed into a message: a quoted word, a path or dotted name, a number (the template has a placeholder there).
+VALUE = re.compile(r"'[^'\s]*'|\"[^\"\s]*\"|[^\s'\"]*(?:[/\\]|\w\.\w)[^\s'\"]*|\b\d[\w.]*")
+WORD_RUN = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+")
+MIN_FRAGMENT_CHARS = 12
+MAX_FRAGMENTS = 12
+# A run found in more literal lines than this is a common phrase, no evidence of one template.
+MAX_FRAGMENT_LOCATIONS = 10
+# Runs of this many characters found in one definition together make full evidence; one short run, part of it.
+FULL_EVIDENCE_CHARS = 24
+QUOTES = "\"'`"
+# Where a literal names a message without printing it: documentation quoting it, and module-level tables and
+# constants (the code that prints them is elsewhere). Counting them cost an issue report its file's rank.
+NO_PRINTER_KINDS = frozenset({"text", "module"})
+
+
+def output_lines(query: str) -> list[str]:
+    """The lines of ``query`` a program printed: non-code lines of fenced blocks, and error lines."""
+    lines, fenced = [], False
+    for line in query.splitlines():
+        error = ERROR_LINE.search(line)
+        if FENCE.match(line):
+            fenced = not fenced
+        elif error is not None:
+            lines.append(line[error.end():])
+        elif fenced and line.strip() and not NOT_OUTPUT.match(line) and not CODE_LINE.search(line.strip()):
+            lines.append(line)
+    return lines
+
+
+def message_fragments(query: str) -> list[str]:
+    """Runs of plain words between the printed values of the query's output lines, longest first."""
+    runs = (run for line in output_lines(query) for run in WORD_RUN.findall(VALUE.sub("\n", line)))
+    kept = dict.fromkeys(run for run in runs if len(run) >= MIN_FRAGMENT_CHARS)
+    return sorted(kept, key=len, reverse=True)[:MAX_FRAGMENTS]
+
+
+def inside_literal(line: str, column: int) -> bool:
+    """Whether ``column`` of ``line`` is in a string literal opened on that line (an odd count of a quote before it)."""
+    before = line[:column]
+    return any(before.count(quote) % 2 == 1 for quote in QUOTES)
+
+
+def literal_locations(store: TextStore, fragment: str, paths: list[str] | None) -> list[tuple[str, int]]:
+    """``(path, line)`` where ``fragment`` occurs inside a string literal; empty when it is common or absent."""
+    pattern = plain_pattern(fragment)
+    ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
+    if ids is not None and not ids:
+        return []
+    needle = fragment.encode("utf-8")
+    found: list[tuple[str, int]] = []
+    for path, data in store.iter_texts(ids, paths):
+        for line, line_start, line_end, start, _ in lines_in(data, pattern):
+            text = data[line_start:line_end].decode("utf-8", "replace")
+            if needle in data[line_start:line_end] and inside_literal(text, text.find(fragment)):
+                found.append((path, line))
+                if len(found) > MAX_FRAGMENT_LOCATIONS:
+                    return []
+    return found
+
+
+def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
+    """Chunk ids whose string literals hold runs of the query's printed messages, by how much of them."""
+    chars: dict[int, int] = {}
+    for fragment in message_fragments(query):
+        locations = literal_locations(store, fragment, paths)
+        if not locations:
+            continue
+        spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
+        holders = {(span.chunk_id, span.kind) for path, line in locations
+                   if (span := innermost(spans[path], line) or nearest(spans[path], line)) is not None}
+        for chunk_id, kind in holders:
+            if kind not in NO_PRINTER_KINDS:
+                chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
+    return {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in chars.items()}
