@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .grep import CODE_LINE, EXACT_TRIGRAMS, chunk_spans, innermost, lines_in, nearest, plain_pattern
+from .grep import CODE_LINE, EXACT_TRIGRAMS, Pattern, chunk_spans, innermost, lines_in, nearest, plain_pattern
 from .textstore import TextStore
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
@@ -93,3 +93,51 @@ def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> 
             if kind not in NO_PRINTER_KINDS:
                 chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
     return {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in chars.items()}
+
+
+# ``$ tool sub --flag value``: a command line a report shows (in a block, or as a code span).
+PROMPT_LINE = re.compile(r"^\s*(?:\(\S+\)\s*)?[\w@.:~/-]*\$\s+(\S.*)$")
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+INVOKED_WORD = re.compile(r"^(?:--?[a-z][a-z0-9-]*|[a-z][a-z0-9_-]{2,})$")
+MAX_INVOKED = 6
+# Asked for by bug-report templates ("output of `tool --version`"): about the tool, not the code path that failed.
+TEMPLATE_FLAGS = frozenset({"--version", "-V", "--help", "-h"})
+
+
+def invoked_words(query: str) -> list[str]:
+    """Subcommands and options of the command lines a report shows (``flask routes``, ``--collect-only``)."""
+    commands, fenced = [], False
+    for line in query.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        elif fenced and (prompt := PROMPT_LINE.match(line)):
+            commands.append(prompt.group(1))
+    commands += [span for span in CODE_SPAN.findall(query) if span.startswith("-") or " -" in span]
+    words = []
+    for command in commands:
+        tokens = command.split()
+        rest = tokens if tokens and tokens[0].startswith("-") else tokens[1:]
+        names = (token.split("=", 1)[0] for token in rest)
+        words += [name for name in names if INVOKED_WORD.match(name) and name not in TEMPLATE_FLAGS]
+    return list(dict.fromkeys(words))[:MAX_INVOKED]
+
+
+def invocation_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
+    """Chunk ids holding a report's subcommands and options as whole string literals (``"routes"``, ``"--fix"``)."""
+    evidence: dict[int, float] = {}
+    for word in invoked_words(query):
+        locations: list[tuple[str, int]] = []
+        for quote in "\"'":
+            literal = f"{quote}{word}{quote}"
+            pattern = Pattern("literal", literal, (word,), needle=literal.encode("utf-8"))
+            ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
+            for path, data in store.iter_texts(ids, paths):
+                locations += [(path, line) for line, *_ in lines_in(data, pattern)]
+        if not locations or len(locations) > MAX_FRAGMENT_LOCATIONS:
+            continue
+        spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
+        for path, line in locations:
+            span = innermost(spans[path], line) or nearest(spans[path], line)
+            if span is not None and span.kind != "text":
+                evidence[span.chunk_id] = 1.0
+    return evidence

@@ -20,7 +20,8 @@ DENSE_CANDIDATES = 100
 # Blended candidates kept for the type lifts and demotions, which can raise a hit from below the limit; the
 # graph's retrieve asks for as many, so its rerank window (20) and fusion have room (see candidate_depth).
 CANDIDATE_DEPTH = 50
-WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15, "calls": 0.0}
+WEIGHTS = {"card": 0.5, "code": 0.4, "bm25": 0.1, "symbol": 0.25, "mention": 0.3, "name": 0.15, "calls": 0.0,
+           "message": 0.3, "invoked": 0.3}
 # The code names of a query looked up as symbols, in order of appearance (a report's title names come first).
 MAX_QUERY_SYMBOLS = 12
 # The definitions a long query names most surely (at most this many) lend evidence to their callers.
@@ -61,8 +62,11 @@ LONG_QUERY_WORDS = 60
 # -0.003..+0.009 per package and lowered a TypeScript package by 0.013, so it stays off there.
 # ``message``: format strings whose words a report's pasted output shows (see :mod:`retrievers.messages`);
 # 0.15-0.3 gave the same file and function hits on the issue ruler, 0.45 lowered a repository's file MRR by 0.015.
+# ``invoked``: the subcommands and options of a command line the query shows, as string literals; 0.3 lifted one
+# report's function from 16th to 2nd, 0.4 cost another a place. No docstring query shows output or a command line,
+# so in short queries both are untried by the rulers (a pasted error line, ``pytest --lf``, is what they are for).
 LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1,
-                      "calls": 0.2, "message": 0.3}
+                      "calls": 0.2, "message": 0.3, "invoked": 0.3}
 # In a long input BM25 counts a word the report repeats up to this many times (1 + log2 of its count).
 LONG_QUERY_TERM_REPEAT_CAP = 2
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is

@@ -37,7 +37,7 @@ from .grep import (
 from .index import CodeIndex, IndexMissing, vector_backend_errors
 from .languages import is_documentation
 from .memory import return_freed_memory
-from .messages import template_evidence
+from .messages import invocation_evidence, template_evidence
 from .query_parsing import name_evidence, plain_text, without_environment_listing
 from .query_shape import described_kind, describes_exception, head_phrase
 from .ranking import (
@@ -439,9 +439,10 @@ class Searcher:
                 weights = blend_weights(query, long_query, described)
             calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
             printed = template_evidence(store, query, paths) if weights.get("message") else {}
+            invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
             if allowed is not None:
                 calls = within(calls, allowed)
-            pool |= set(calls) | set(printed)
+            pool |= set(calls) | set(printed) | set(invoked)
             if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
                 pool |= {int(c) for c in allowed}
             if cosines and query_vector is not None:
@@ -467,6 +468,7 @@ class Searcher:
                 "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
                 "calls": calls,
                 "message": printed,
+                "invoked": invoked,
                 **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
             }
             if not cosines:

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from grepgraph.retrievers.messages import inside_literal, message_fragments, output_lines
+from grepgraph.retrievers.messages import inside_literal, invoked_words, message_fragments, output_lines
+from grepgraph.retrievers.ranking import WEIGHTS
 
 from tests.conftest import lexical_searcher
 
@@ -74,7 +75,57 @@ def test_the_definition_printing_the_message_ranks_first(tmp_path: Path):
     assert not any(value for symbol, value in printed.items() if symbol != "Shelf.__repr__")
 
 
-def test_short_queries_get_no_message_evidence(tmp_path: Path):
+def test_a_question_in_words_gets_no_message_evidence(tmp_path: Path):
     with lexical_searcher(tmp_path, {"inventory.py": INVENTORY}) as searcher:
-        hits, _ = searcher.search("where is the text 'stocked from' made", limit=10)
+        hits, _ = searcher.search("where is the text stocked from the dock made", limit=10)
     assert hits and all(not hit.components.get("message") for hit in hits)
+
+
+TOOL = '''
+import argparse
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="shelf")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("restock", help="add boxes to a shelf")
+    parser.add_argument("--dry-run", action="store_true")
+    return parser
+
+
+def restock_shelf(shelf, boxes, dry_run=False):
+    """Put boxes on a shelf unless it is full."""
+    if len(shelf) + len(boxes) > 10:
+        raise ValueError(f"shelf {shelf!r} holds at most 10 boxes, not {len(shelf) + len(boxes)}")
+    return shelf if dry_run else shelf + boxes
+
+
+def describe(shelf):
+    # restock the shelf before describing it
+    return "shelf of %d boxes" % len(shelf)
+'''
+
+
+def test_invoked_words_are_a_command_lines_subcommands_and_options():
+    report = ("Running it twice fails:\n```\n(venv) me@box:~/store$ shelf restock --dry-run=yes north\n"
+              "$ shelf --version\nshelf 1.0\n```\nand `shelf restock -v` too.")
+    assert invoked_words(report) == ["restock", "--dry-run", "north", "-v"]  # --version: every template asks it
+
+
+def test_a_command_line_finds_where_its_subcommand_and_option_are_declared(tmp_path: Path):
+    query = "does `shelf restock --dry-run` still write anything?"
+    with lexical_searcher(tmp_path, {"tool.py": TOOL}) as searcher:
+        hits, _ = searcher.search(query, limit=10)
+        unaided, _ = searcher.search(query, limit=10, weights={**WEIGHTS, "invoked": 0.0})
+    invoked = {hit.symbol: hit.components.get("invoked", 0.0) for hit in hits}
+    assert invoked["build_parser"] == 1.0  # declares both
+    assert not invoked.get("describe")  # the word in a comment declares nothing
+    score = {hit.symbol: hit.score for hit in hits}
+    assert score["build_parser"] > next(hit.score for hit in unaided if hit.symbol == "build_parser")
+    assert score["describe"] == next(hit.score for hit in unaided if hit.symbol == "describe")
+
+
+def test_a_pasted_error_line_with_other_values_finds_its_raise(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"tool.py": TOOL}) as searcher:
+        hits, _ = searcher.search("ValueError: shelf 'north' holds at most 10 boxes, not 12", limit=10)
+    assert hits[0].symbol == "restock_shelf" and hits[0].components["message"] > 0
