@@ -10,8 +10,10 @@ not code, and error lines anywhere; the runs found inside a literal point at the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .grep import CODE_LINE, EXACT_TRIGRAMS, Pattern, chunk_spans, innermost, lines_in, nearest, plain_pattern
+from .languages import is_test_path
 from .textstore import TextStore
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
@@ -24,8 +26,8 @@ VALUE = re.compile(r"'[^'\s]*'|\"[^\"\s]*\"|[^\s'\"]*(?:[/\\]|\w\.\w)[^\s'\"]*|\
 WORD_RUN = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+")
 MIN_FRAGMENT_CHARS = 12
 MAX_FRAGMENTS = 12
-# A run found in more literal lines than this is a common phrase, no evidence of one template.
-MAX_FRAGMENT_LOCATIONS = 10
+# A text in more implementation lines than this is a common phrase or word, no evidence of one place.
+MAX_LITERAL_LOCATIONS = 10
 # Runs of this many characters found in one definition together make full evidence; one short run, part of it.
 FULL_EVIDENCE_CHARS = 24
 QUOTES = "\"'`"
@@ -61,37 +63,47 @@ def inside_literal(line: str, column: int) -> bool:
     return any(before.count(quote) % 2 == 1 for quote in QUOTES)
 
 
-def literal_locations(store: TextStore, fragment: str, paths: list[str] | None) -> list[tuple[str, int]]:
-    """``(path, line)`` where ``fragment`` occurs inside a string literal; empty when it is common or absent."""
-    pattern = plain_pattern(fragment)
+def literal_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
+                  accept: Callable[[bytes, int], bool]) -> list[tuple[str, int]]:
+    """``(path, line)`` of the matches ``accept`` (line bytes, match column) keeps in implementation files.
+
+    Tests that print or pass the same text use it, they do not make it; empty when it occurs in more than
+    ``MAX_LITERAL_LOCATIONS`` lines (a common phrase or word, no evidence of one place).
+    """
     ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
     if ids is not None and not ids:
         return []
-    needle = fragment.encode("utf-8")
     found: list[tuple[str, int]] = []
     for path, data in store.iter_texts(ids, paths):
+        if is_test_path(path):
+            continue
         for line, line_start, line_end, start, _ in lines_in(data, pattern):
-            text = data[line_start:line_end].decode("utf-8", "replace")
-            if needle in data[line_start:line_end] and inside_literal(text, text.find(fragment)):
+            if accept(data[line_start:line_end], start - line_start):
                 found.append((path, line))
-                if len(found) > MAX_FRAGMENT_LOCATIONS:
+                if len(found) > MAX_LITERAL_LOCATIONS:
                     return []
     return found
+
+
+def holders(store: TextStore, locations: list[tuple[str, int]]) -> set[int]:
+    """The innermost definitions around ``locations`` that can hold a message (see ``NO_PRINTER_KINDS``)."""
+    spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
+    found = (innermost(spans[path], line) or nearest(spans[path], line) for path, line in locations)
+    return {span.chunk_id for span in found if span is not None and span.kind not in NO_PRINTER_KINDS}
+
+
+def in_a_literal(line: bytes, column: int) -> bool:
+    """A match at ``column`` of ``line`` inside a string literal (see :func:`inside_literal`)."""
+    before = line[:column].decode("utf-8", "replace")
+    return inside_literal(before, len(before))
 
 
 def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
     """Chunk ids whose string literals hold runs of the query's printed messages, by how much of them."""
     chars: dict[int, int] = {}
     for fragment in message_fragments(query):
-        locations = literal_locations(store, fragment, paths)
-        if not locations:
-            continue
-        spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
-        holders = {(span.chunk_id, span.kind) for path, line in locations
-                   if (span := innermost(spans[path], line) or nearest(spans[path], line)) is not None}
-        for chunk_id, kind in holders:
-            if kind not in NO_PRINTER_KINDS:
-                chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
+        for chunk_id in holders(store, literal_lines(store, plain_pattern(fragment), paths, in_a_literal)):
+            chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
     return {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in chars.items()}
 
 
@@ -126,18 +138,10 @@ def invocation_evidence(store: TextStore, query: str, paths: list[str] | None) -
     """Chunk ids holding a report's subcommands and options as whole string literals (``"routes"``, ``"--fix"``)."""
     evidence: dict[int, float] = {}
     for word in invoked_words(query):
-        locations: list[tuple[str, int]] = []
+        locations = []
         for quote in "\"'":
             literal = f"{quote}{word}{quote}"
             pattern = Pattern("literal", literal, (word,), needle=literal.encode("utf-8"))
-            ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
-            for path, data in store.iter_texts(ids, paths):
-                locations += [(path, line) for line, *_ in lines_in(data, pattern)]
-        if not locations or len(locations) > MAX_FRAGMENT_LOCATIONS:
-            continue
-        spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
-        for path, line in locations:
-            span = innermost(spans[path], line) or nearest(spans[path], line)
-            if span is not None and span.kind != "text":
-                evidence[span.chunk_id] = 1.0
+            locations += literal_lines(store, pattern, paths, lambda line, column: True)
+        evidence.update(dict.fromkeys(holders(store, locations), 1.0) if locations else {})
     return evidence
