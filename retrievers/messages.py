@@ -1,10 +1,13 @@
-"""Pasted program output finds the format string that printed it.
+"""Pasted terminal text finds the code behind it: output its format string, a command line its declaration.
 
-A report pastes what a program printed (``Foo, grouped over 'x'``, ``ValueError: unknown mode 'rb+'``);
-the code holds a template with placeholders where the values were (``"{}, grouped over {!r}"``,
+A report pastes what a program printed (``Queue, paused at 'night'``, ``ValueError: unknown mode 'rb+'``);
+the code holds a template with placeholders where the values were (``"{}, paused at {!r}"``,
 ``f"unknown mode {mode!r}"``). The line as a whole occurs nowhere, but the runs of plain words between
 the values do, inside a string literal. Only output is read: lines in a report's fenced blocks that are
 not code, and error lines anywhere; the runs found inside a literal point at the definition holding it.
+
+Likewise a command line a report shows (``$ tool sync --dry-run``) names a subcommand and an option that
+the code declares as whole string literals (``"sync"``, ``"--dry-run"``).
 """
 
 from __future__ import annotations
@@ -117,7 +120,7 @@ TEMPLATE_FLAGS = frozenset({"--version", "-V", "--help", "-h"})
 
 
 def invoked_words(query: str) -> list[str]:
-    """Subcommands and options of the command lines a report shows (``flask routes``, ``--collect-only``)."""
+    """Subcommands and options of the command lines a report shows (``$ tool sync --dry-run``, ``tool -q``)."""
     commands, fenced = [], False
     for line in query.splitlines():
         if FENCE.match(line):
@@ -135,7 +138,7 @@ def invoked_words(query: str) -> list[str]:
 
 
 def invocation_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
-    """Chunk ids holding a report's subcommands and options as whole string literals (``"routes"``, ``"--fix"``)."""
+    """Chunk ids holding a report's subcommands and options as whole string literals (``"sync"``, ``"--dry-run"``)."""
     evidence: dict[int, float] = {}
     for word in invoked_words(query):
         locations = []

@@ -64,7 +64,7 @@ LONG_QUERY_WORDS = 60
 # 0.15-0.3 gave the same file and function hits on the issue ruler, 0.45 lowered a repository's file MRR by 0.015.
 # ``invoked``: the subcommands and options of a command line the query shows, as string literals; 0.3 lifted one
 # report's function from 16th to 2nd, 0.4 cost another a place. No docstring query shows output or a command line,
-# so in short queries both are untried by the rulers (a pasted error line, ``pytest --lf``, is what they are for).
+# so in short queries both are untried by the rulers (a pasted error line, ``tool sync --dry-run``: what they are for).
 LONG_QUERY_WEIGHTS = {"card": 0.35, "code": 0.35, "bm25": 0.5, "symbol": 0.15, "mention": 0.4, "name": 0.1,
                       "calls": 0.2, "message": 0.3, "invoked": 0.3}
 # In a long input BM25 counts a word the report repeats up to this many times (1 + log2 of its count).
