@@ -16,7 +16,7 @@ from typing import Any
 
 from grepgraph.retrievers.fusion import reciprocal_rank_fusion
 from grepgraph.retrievers.grep import PatternError, compile_pattern
-from grepgraph.retrievers.results import code_result
+from grepgraph.retrievers.results import code_result, rank_files
 from grepgraph.retrievers.scope import Scope, ScopeError
 from grepgraph.retrievers.symbols import SymbolGraph
 from grepgraph.retrievers.tokenize import tokenize_query
@@ -195,7 +195,7 @@ def grep(state: SearchState, runtime: Runtime[Context]) -> dict:
     except (PatternError, ScopeError) as error:
         raise InvalidSearchInput(str(error)) from None
     note = {"stopped": answer.stopped} if answer.stopped else {}
-    return {"results": answer.results, "total_matches": answer.total,
+    return {"results": answer.results, "files": rank_files(answer.results), "total_matches": answer.total,
             "trace": _trace("grep", started, decision=f"{state['mode']} search", matches=answer.total,
                             results=len(answer.results), generation=answer.generation, **note)}
 
@@ -214,7 +214,7 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
         # Modules are not symbols: "what imports pkg.mod" is answered from import edges alone.
         definitions = graph.definitions(symbol) if relation != "importers" else graph.importers(symbol)
         if not definitions:
-            return {"graph_question": None, "results": [],
+            return {"graph_question": None, "results": [], "files": [],
                     "trace": _trace("lookup_symbol_graph", started, decision="fall through to search",
                                     reason=f"no symbol named {symbol!r} in the index")}
         refs = definitions if relation == "definition" else getattr(graph, relation)(symbol)
@@ -227,7 +227,7 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
                 _reference_snippet(text, _line_offset(ref)), line=ref.line or ref.start_line, relation=relation,
                 via=ref.via, resolution=ref.resolution)
     results = list(rows.values())
-    return {"results": results,
+    return {"results": results, "files": rank_files(results),
             "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
                             reason=f"{len(definitions)} definition(s), {len(results)} result(s)"
                             + _resolution_counts(refs), generation=snapshot.generation)}
@@ -475,6 +475,6 @@ def finalize(state: SearchState, runtime: Runtime[Context]) -> dict:
                     snippet(hit["text"], terms))
         for hit in fused[: state["limit"]]
     ]
-    return {"results": results,
+    return {"results": results, "files": rank_files(results),
             "trace": _trace("finalize", started, decision=f"top {len(results)} of {len(fused)}",
                             results=len(results))}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Literal
 
-from grepgraph.retrievers.results import CodeResult
+from grepgraph.retrievers.results import CodeResult, FileRank
 from typing_extensions import NotRequired, Required, TypedDict
 
 Focus = Literal["implementation", "tests", "all"]
@@ -47,6 +47,8 @@ class SearchOutput(TypedDict):
 
     # Best first, in the one result schema (:mod:`retrievers.results`).
     results: list[CodeResult]
+    # The files of ``results``, ranked where their best result ranks, with their symbols (the files to change).
+    files: list[FileRank]
     # One entry per node run: its name, milliseconds, decision and why (fallbacks included).
     trace: list[dict]
     # Literal / regex mode: how many lines matched in all (``results`` holds the best ``limit``).
@@ -112,5 +114,6 @@ class SearchState(SearchInput, total=False):
     # Whether ``rerank`` runs.
     rerank_decision: bool
     results: list[CodeResult]
+    files: list[FileRank]
     total_matches: int
     trace: Annotated[list[dict], operator.add]

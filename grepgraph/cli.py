@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers import __version__
+from grepgraph.retrievers.results import rank_files
 from grepgraph.retrievers.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
 
 from .logs import configure_logging
 from .service_client import locate_index
 
 EXIT_USAGE = 2
+FILE_SYMBOLS_SHOWN = 4  # ``search --files``: the best few definitions named after each file
 
 
 class CLIError(Exception):
@@ -199,8 +201,9 @@ def cmd_search(args: argparse.Namespace) -> int:
               " are ranked by BM25 and symbol names only", file=sys.stderr)
     for note in _trace_notes(out["trace"]):
         print(f"grepgraph: warning: {note}", file=sys.stderr)
+    files = out.get("files") or rank_files(out["results"])  # a service from before files were ranked
     if args.json:
-        payload = {"query": request["query"], "results": out["results"]}
+        payload = {"query": request["query"], "results": out["results"], "files": files}
         if "total_matches" in out:
             payload["total_matches"] = out["total_matches"]
         if args.explain:
@@ -214,6 +217,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     if not out["results"]:
         print("no results")
+    if args.files:
+        for rank, entry in enumerate(files, start=1):
+            symbols = ", ".join(entry["symbols"][:FILE_SYMBOLS_SHOWN])
+            print(f"{rank:>2}. {entry['path']}  {entry['score']:.3f}  {symbols}")
+        if args.explain:
+            _print_trace(out["trace"], elapsed)
+        return 0
     for rank, result in enumerate(out["results"], start=1):
         print(f"{rank:>2}. {_result_heading(result)}")
         for line in (result.get("snippet") or "").splitlines()[:4]:
@@ -489,6 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--rerank", choices=["force", "forbid"])
     search.add_argument("--no-llm", action="store_true", help="never call the local LLM")
     search.add_argument("--json", action="store_true")
+    search.add_argument("--files", action="store_true",
+                        help="list the files of the results, ranked where their best definition ranks")
     search.add_argument("--explain", action="store_true", help="print the graph's trace")
     search.add_argument("--no-daemon", action="store_true",
                         help="search in this process instead of the repository's resident service")

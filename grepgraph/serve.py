@@ -56,7 +56,7 @@ from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, 
 from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
 from grepgraph.retrievers.grep import PatternError, compile_pattern
 from grepgraph.retrievers.index import IndexError_
-from grepgraph.retrievers.results import CodeResult
+from grepgraph.retrievers.results import CodeResult, FileRank
 from grepgraph.retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -164,6 +164,8 @@ class SearchResponse(BaseModel):
     """Ranked results and the graph's trace of decisions (literal and regex mode: and how many lines matched)."""
 
     results: list[CodeResult]
+    # The files of ``results``, ranked where their best result ranks, with their symbols.
+    files: list[FileRank] = []
     trace: list[dict[str, Any]]
     total_matches: int | None = None
 

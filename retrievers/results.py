@@ -32,6 +32,14 @@ class CodeResult(TypedDict):
     resolution: NotRequired[str]
 
 
+class FileRank(TypedDict):
+    """One file of a ranking derived from the results: the best score of its definitions, and their symbols."""
+
+    path: str
+    score: float
+    symbols: list[str]
+
+
 RESULT_FIELDS: tuple[str, ...] = tuple(CodeResult.__annotations__)
 """Every field a result may have, the ones always present first."""
 
@@ -52,3 +60,17 @@ def code_result(path: str, start_line: int, end_line: int, symbol: str, kind: st
     if resolution:
         result["resolution"] = resolution
     return result
+
+
+def rank_files(results: list[CodeResult]) -> list[FileRank]:
+    """The files of ``results`` in the order of their best result, each with its symbols in ranked order.
+
+    A ranking of the definitions to change is also one of the files to change: a file ranks where its
+    first definition does, so several windows or methods of one file count once.
+    """
+    files: dict[str, FileRank] = {}
+    for result in results:
+        entry = files.setdefault(result["path"], {"path": result["path"], "score": result["score"], "symbols": []})
+        if result["symbol"] and result["symbol"] not in entry["symbols"]:
+            entry["symbols"].append(result["symbol"])
+    return list(files.values())

@@ -201,7 +201,7 @@ def test_assistant_schemas_describe_the_context(client):
     assert {"repo", "index_dir", "llm_model", "llm_enabled", "rerank_top_n"} <= set(context)
     assert context["llm_model"]["description"]
     assert "query" in schemas["input_schema"]["properties"]
-    assert set(schemas["output_schema"]["properties"]) == {"results", "trace", "total_matches"}
+    assert set(schemas["output_schema"]["properties"]) == {"results", "files", "trace", "total_matches"}
     graph = client.assistants.get_graph(assistants[0]["assistant_id"])
     assert {"classify_intent", "retrieve", "rerank", "finalize"} <= {node["id"] for node in graph["nodes"]}
 

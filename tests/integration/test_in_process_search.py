@@ -58,6 +58,8 @@ def test_a_described_query_loads_the_model_alongside_and_answers_as_the_graph_do
     assert loaded == sorted(VECTOR_MODULES)
     expected = graph.invoke({"query": QUERY, "limit": 10, "mode": "auto"}, context={**context, "llm_enabled": False})
     assert json.loads(output)["results"] == json.loads(json.dumps(expected["results"]))
+    assert json.loads(output)["files"] == json.loads(json.dumps(expected["files"]))
+    assert expected["files"][0]["path"] == "graphstore/store.py"
     assert expected["results"][0]["path"] == "graphstore/store.py"
 
 

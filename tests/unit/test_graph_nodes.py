@@ -300,6 +300,8 @@ def test_finalize_keeps_the_ranked_order_and_cuts_to_the_limit():
     assert [row["score"] for row in update["results"]] == [1.0, 0.9]  # the searcher already applied the focus
     assert all(set(row) == RESULT_KEYS for row in update["results"])
     assert update["trace"][0]["decision"] == "top 2 of 3"
+    assert update["files"] == [{"path": "a.py", "score": 1.0, "symbols": ["a"]},
+                               {"path": "tests/test_a.py", "score": 0.9, "symbols": ["test_a"]}]
 
 
 @pytest.mark.parametrize(("query", "focus"), [("how are call edges saved into the database?", "implementation"),
@@ -346,7 +348,7 @@ def test_a_question_is_rewritten_and_answered(sample_index):
     assert QUESTION in model.prompts[0]
     assert output["results"]
     assert output["results"][0]["path"] == "graphstore/store.py"
-    assert set(output) == {"results", "trace"}
+    assert set(output) == {"results", "files", "trace"}
 
 
 def test_the_rewrite_is_cached_for_the_same_question(sample_index):
