@@ -33,7 +33,7 @@ MAX_FRAGMENTS = 12
 MAX_LITERAL_LOCATIONS = 10
 # Runs of this many characters found in one definition together make full evidence; one short run, part of it.
 FULL_EVIDENCE_CHARS = 24
-QUOTES = "\"'`"
+QUOTES = (b'"', b"'", b"`")
 # Where a literal names a message without printing it: documentation quoting it, and module-level tables and
 # constants (the code that prints them is elsewhere). Counting them cost an issue report its file's rank.
 NO_PRINTER_KINDS = frozenset({"text", "module"})
@@ -60,7 +60,7 @@ def message_fragments(query: str) -> list[str]:
     return sorted(kept, key=len, reverse=True)[:MAX_FRAGMENTS]
 
 
-def inside_literal(line: str, column: int) -> bool:
+def inside_literal(line: bytes, column: int) -> bool:
     """Whether ``column`` of ``line`` is in a string literal opened on that line (an odd count of a quote before it)."""
     before = line[:column]
     return any(before.count(quote) % 2 == 1 for quote in QUOTES)
@@ -95,17 +95,11 @@ def holders(store: TextStore, locations: list[tuple[str, int]]) -> set[int]:
     return {span.chunk_id for span in found if span is not None and span.kind not in NO_PRINTER_KINDS}
 
 
-def in_a_literal(line: bytes, column: int) -> bool:
-    """A match at ``column`` of ``line`` inside a string literal (see :func:`inside_literal`)."""
-    before = line[:column].decode("utf-8", "replace")
-    return inside_literal(before, len(before))
-
-
 def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
     """Chunk ids whose string literals hold runs of the query's printed messages, by how much of them."""
     chars: dict[int, int] = {}
     for fragment in message_fragments(query):
-        for chunk_id in holders(store, literal_lines(store, plain_pattern(fragment), paths, in_a_literal)):
+        for chunk_id in holders(store, literal_lines(store, plain_pattern(fragment), paths, inside_literal)):
             chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
     return {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in chars.items()}
 

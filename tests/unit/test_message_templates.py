@@ -59,9 +59,9 @@ def test_prompts_frames_code_and_traceback_sources_are_not_output():
 
 
 def test_a_position_is_inside_a_literal_after_an_odd_number_of_quotes():
-    line = 'raise KeyError(f"no entry named {name!r}")  # no entry named'
-    assert inside_literal(line, line.find("no entry"))
-    assert not inside_literal(line, line.rfind("no entry"))
+    line = b'raise KeyError(f"no entry named {name!r}")  # no entry named'
+    assert inside_literal(line, line.find(b"no entry"))
+    assert not inside_literal(line, line.rfind(b"no entry"))
 
 
 def test_the_definition_printing_the_message_ranks_first(tmp_path: Path):
