@@ -40,17 +40,16 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .cards import card_text, code_text, members_by_parent, returned_summary, type_summaries
 from .errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
 from .freshness import record_git_head
 from .generations import remove_unleased_generations
 from .model import ParsedFile, ProgressCallback
 from .parallel_parse import decode_source, parse_many
-from .query_shape import TYPE_KINDS
 from .scan import scan_changes
 from .segments import build_generation, load_segments
 from .settings import INDEX_DIRNAME, IndexSettings, ollama_url, resolve_index_settings
 from .store import INDEX_FORMAT, open_store, same_fingerprint, stored_form
+from .table_rows import documented_types, table_rows
 from .textstore import clear_texts, remove_texts, replace_texts, stored_bytes
 from .vector_leases import CurrentVectorStore, lazy_lease
 from .vector_sync import (
@@ -421,49 +420,12 @@ class CodeIndex:
             return stored
         return "gg-" + hashlib.blake2b(f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6).hexdigest()
 
-    @staticmethod
-    def _type_summaries(connection: sqlite3.Connection, parsed: list, removed: list[str],
-                        rebuild: bool) -> dict[str, str]:
-        """Documented types of the repository after this run: the unchanged files' and the new chunks'."""
-        if not parsed:
-            return {}  # no new chunk needs a card
-        changed = set(removed) | {item[0].path for item, *_ in parsed}
-        kinds = tuple(sorted(TYPE_KINDS))
-        stored = [] if rebuild else [
-            (name, docstring) for path, name, docstring in connection.execute(
-                f"SELECT path, name, docstring FROM chunks WHERE docstring != '' AND part = 0"  # noqa: S608
-                f" AND kind IN ({','.join('?' * len(kinds))})", kinds)
-            if path not in changed]
-        fresh = [(chunk.symbol.rsplit(".", 1)[-1], chunk.docstring) for _, result in parsed for chunk in result.chunks
-                 if chunk.kind in TYPE_KINDS and chunk.docstring and not chunk.part]
-        return type_summaries(stored + fresh)
-
     def _commit_changes(self, connection: sqlite3.Connection, parsed: list, removed: list[str],
                         touched: list[tuple[str, int, int]], rebuild: bool, summary: IndexSummary,
                         progress: ProgressCallback) -> None:
-        from .vectors import vector_key
-
         card_model, code_model = self._vector_model_ids()
-        rows: list[tuple] = []
-        edge_rows: list[tuple] = []
-        file_rows: list[tuple] = []
-        summaries = self._type_summaries(connection, parsed, removed, rebuild)
-        for (source, data, digest, mtime), result in parsed:
-            file_rows.append((source.path, digest, len(data), mtime, source.language, len(result.chunks),
-                              result.error))
-            members: dict[str, list[str]] | None = None
-            for chunk, document, card in zip(result.chunks, result.documents, result.cards, strict=True):
-                returns = returned_summary(chunk, summaries)
-                if returns:  # the repository's types were not known where the file was parsed
-                    members = members if members is not None else members_by_parent(result.chunks)
-                    card = card_text(chunk, members.get(chunk.symbol), returns)
-                rows.append((
-                    chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
-                    chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,
-                    int(chunk.is_test), chunk.text, document, card,
-                    vector_key(card_model, card), vector_key(code_model, code_text(chunk)), chunk.part,
-                ))
-            edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in result.edges)
+        summaries = documented_types(connection, parsed, removed, rebuild)
+        rows, edge_rows, file_rows = table_rows(parsed, summaries, card_model, code_model)
         summary.chunks_added = len(rows)
         generation = f"{time.time_ns():x}"
         old_generation = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
