@@ -5,6 +5,8 @@ the code holds a template with placeholders where the values were (``"{}, paused
 ``f"unknown mode {mode!r}"``). The line as a whole occurs nowhere, but the runs of plain words between
 the values do, inside a string literal. Only output is read: lines in a report's fenced blocks that are
 not code, and error lines anywhere; the runs found inside a literal point at the definition holding it.
+A value printed without quotes stays in its run (``Unknown plugin sparkle``): a run found nowhere is tried
+once more without its last word, then without its first.
 
 Likewise a command line a report shows (``$ tool sync --dry-run``) names a subcommand and an option that
 the code declares as whole string literals (``"sync"``, ``"--dry-run"``).
@@ -20,8 +22,8 @@ from .languages import is_test_path
 from .textstore import TextStore
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
-# ``KeyError: ...``, ``RuntimeWarning: ...``: a message, wherever the report quotes it.
-ERROR_LINE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b:\s")
+# ``KeyError: ...``, ``Error: ...``, ``error: ...``, ``panic: ...``: a message, wherever the report quotes it.
+ERROR_LINE = re.compile(r"\b(?:\w*(?:Error|Exception|Warning)|error|warning|panic|fatal)\b:\s")
 # Prompts, frames and the source lines a traceback quotes (comments, ``---->`` markers): not output.
 NOT_OUTPUT = re.compile(r"^\s*(?:>>>|\.\.\.|\$ |In \[\d+\]|File \"|Traceback|#|//|-*>)")
 # A value printed into a message: a quoted word, a path or dotted name, a number (the template has a placeholder there).
@@ -95,12 +97,23 @@ def holders(store: TextStore, locations: list[tuple[str, int]]) -> set[int]:
     return {span.chunk_id for span in found if span is not None and span.kind not in NO_PRINTER_KINDS}
 
 
+def shorter_runs(run: str) -> list[str]:
+    """``run`` without its last word, then without its first: a value printed without quotes (``plugin sparkle``)."""
+    words = run.split()
+    return [part for part in (" ".join(words[:-1]), " ".join(words[1:]))
+            if len(words) > 2 and len(part) >= MIN_FRAGMENT_CHARS]
+
+
 def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
     """Chunk ids whose string literals hold runs of the query's printed messages, by how much of them."""
     chars: dict[int, int] = {}
-    for fragment in message_fragments(query):
-        for chunk_id in holders(store, literal_lines(store, plain_pattern(fragment), paths, inside_literal)):
-            chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
+    for run in message_fragments(query):
+        for fragment in (run, *shorter_runs(run)):
+            found = holders(store, literal_lines(store, plain_pattern(fragment), paths, inside_literal))
+            for chunk_id in found:
+                chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
+            if found:
+                break
     return {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in chars.items()}
 
 

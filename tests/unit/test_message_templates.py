@@ -129,3 +129,42 @@ def test_a_pasted_error_line_with_other_values_finds_its_raise(tmp_path: Path):
     with lexical_searcher(tmp_path, {"tool.py": TOOL}) as searcher:
         hits, _ = searcher.search("ValueError: shelf 'north' holds at most 10 boxes, not 12", limit=10)
     assert hits[0].symbol == "restock_shelf" and hits[0].components["message"] > 0
+
+
+PLUGINS_JS = '''
+export function loadPlugin(name, known) {
+  if (!known.includes(name)) {
+    throw new Error(`Unknown plugin ${name}: expected one of ${known.join(", ")}`);
+  }
+  return known.indexOf(name);
+}
+
+export function listPlugins(known) {
+  // expected one of the plugins below
+  return known.slice();
+}
+'''
+
+PLUGINS_GO = '''package plugins
+
+import "fmt"
+
+func Load(name string, known []string) (int, error) {
+	for i, k := range known {
+		if k == name {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("no plugin named %q among %d registered plugins", name, len(known))
+}
+'''
+
+
+def test_templates_in_other_languages_are_found_too(tmp_path: Path):
+    files = {"web/plugins.js": PLUGINS_JS, "plugins/plugins.go": PLUGINS_GO}
+    with lexical_searcher(tmp_path, files) as searcher:
+        js, _ = searcher.search("Error: Unknown plugin sparkle: expected one of zoom, pan", limit=5)
+        go, _ = searcher.search('Error: no plugin named "sparkle" among 3 registered plugins', limit=5)
+    assert js[0].symbol == "loadPlugin" and js[0].components["message"] > 0  # a template literal's backticks
+    assert not any(hit.components.get("message") for hit in js if hit.symbol == "listPlugins")
+    assert go[0].symbol == "Load" and go[0].components["message"] > 0
