@@ -39,7 +39,7 @@ from grepgraph.http_guard import HostGuard, HostPolicy
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.index import CodeIndex, IndexError_
 from grepgraph.retrievers.memory import limit_malloc_arenas
-from grepgraph.retrievers.results import CodeResult, FileRank, rank_files
+from grepgraph.retrievers.results import CodeResult, FileRank
 from grepgraph.retrievers.symbols import SymbolGraph, SymbolRef
 from grepgraph.status import index_report
 
@@ -313,7 +313,7 @@ def create_server(repos: list[str]) -> MCPServer:
                        for entry in out.get("trace") or [])
         answer: SearchCodeResult = {
             "repo": target.name, "query": query, "results": results,
-            "files": out.get("files") or rank_files(results),
+            "files": out["files"],
             "answered_by": "line match" if "total_matches" in out else "symbol graph" if by_graph else "hybrid search"}
         if "total_matches" in out:
             answer["total_matches"] = out["total_matches"]

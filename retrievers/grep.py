@@ -374,6 +374,11 @@ def nearest(spans: list[ChunkSpan], line: int) -> ChunkSpan | None:
     return min(spans, key=lambda s: s.start_line, default=None)
 
 
+def enclosing(spans: list[ChunkSpan], line: int) -> ChunkSpan | None:
+    """The chunk a line counts for: the innermost one around it, else (a line no chunk covers) :func:`nearest`."""
+    return innermost(spans, line) or nearest(spans, line)
+
+
 def line_result(match: LineMatch, spans: list[ChunkSpan]) -> CodeResult:
     """The public result of a matching line: the shared result fields plus ``line``."""
     line = match.line
@@ -509,17 +514,29 @@ def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> l
     pattern = plain_pattern(words) if PLAIN_WORDS.fullmatch(words) else tolerant_pattern(phrase)
     if pattern is None or (not pattern.literals and len(PHRASE_TOKEN.findall(phrase)) < MIN_SCAN_TOKENS):
         return []
-    ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
-    if ids is not None and not ids:
-        return []
     verbatim = phrase.encode("utf-8", "replace")
     found: list[tuple[str, int, float]] = []
-    for path, data in store.iter_texts(ids, paths):
-        for line, _, _, start, end in lines_in(data, pattern):
-            found.append((path, line, 1.0 if verbatim in data[start:end] else TOLERANT_EVIDENCE))
-            if len(found) > MAX_EXACT_LOCATIONS:
-                return []
+    for path, data, line, _, _, start, end in candidate_lines(store, pattern, paths):
+        found.append((path, line, 1.0 if verbatim in data[start:end] else TOLERANT_EVIDENCE))
+        if len(found) > MAX_EXACT_LOCATIONS:
+            return []
     return found
+
+
+# ``(path, data, line, line start, line end, match start, match end)``
+CandidateLine = tuple[str, bytes, int, int, int, int, int]
+
+
+def candidate_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
+                    keep_path: Callable[[str], bool] | None = None) -> Iterator[CandidateLine]:
+    """Each line ``pattern`` matches in the texts the trigram index leaves (among ``paths``, by ``keep_path``)."""
+    ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
+    if ids is not None and not ids:
+        return
+    for path, data in store.iter_texts(ids, paths):
+        if keep_path is None or keep_path(path):
+            for line, line_start, line_end, start, end in lines_in(data, pattern):
+                yield path, data, line, line_start, line_end, start, end
 
 
 def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
@@ -540,7 +557,7 @@ def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) 
         found.append(words)
         spans = chunk_spans(connection, list(dict.fromkeys(path for path, _, _ in locations)))
         for path, line, value in locations:
-            span = innermost(spans[path], line) or nearest(spans[path], line)
+            span = enclosing(spans[path], line)
             if span is not None:
                 evidence[span.chunk_id] = max(evidence.get(span.chunk_id, 0.0), value)
     return evidence

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .grep import CODE_LINE, EXACT_TRIGRAMS, Pattern, chunk_spans, innermost, lines_in, nearest, plain_pattern
+from .grep import CODE_LINE, Pattern, candidate_lines, chunk_spans, compile_pattern, enclosing, plain_pattern
 from .languages import is_test_path
 from .textstore import TextStore
 
@@ -75,25 +75,20 @@ def literal_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
     Tests that print or pass the same text use it, they do not make it; empty when it occurs in more than
     ``MAX_LITERAL_LOCATIONS`` lines (a common phrase or word, no evidence of one place).
     """
-    ids = store.candidate_ids(pattern.literals, EXACT_TRIGRAMS)
-    if ids is not None and not ids:
-        return []
     found: list[tuple[str, int]] = []
-    for path, data in store.iter_texts(ids, paths):
-        if is_test_path(path):
-            continue
-        for line, line_start, line_end, start, _ in lines_in(data, pattern):
-            if accept(data[line_start:line_end], start - line_start):
-                found.append((path, line))
-                if len(found) > MAX_LITERAL_LOCATIONS:
-                    return []
+    for path, data, line, line_start, line_end, start, _ in candidate_lines(
+            store, pattern, paths, lambda path: not is_test_path(path)):
+        if accept(data[line_start:line_end], start - line_start):
+            found.append((path, line))
+            if len(found) > MAX_LITERAL_LOCATIONS:
+                return []
     return found
 
 
 def holders(store: TextStore, locations: list[tuple[str, int]]) -> set[int]:
     """The innermost definitions around ``locations`` that can hold a message (see ``NO_PRINTER_KINDS``)."""
     spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
-    found = (innermost(spans[path], line) or nearest(spans[path], line) for path, line in locations)
+    found = (enclosing(spans[path], line) for path, line in locations)
     return {span.chunk_id for span in found if span is not None and span.kind not in NO_PRINTER_KINDS}
 
 
@@ -150,8 +145,7 @@ def invocation_evidence(store: TextStore, query: str, paths: list[str] | None) -
     for word in invoked_words(query):
         locations = []
         for quote in "\"'":
-            literal = f"{quote}{word}{quote}"
-            pattern = Pattern("literal", literal, (word,), needle=literal.encode("utf-8"))
+            pattern = compile_pattern(f"{quote}{word}{quote}", "literal")
             locations += literal_lines(store, pattern, paths, lambda line, column: True)
         evidence.update(dict.fromkeys(holders(store, locations), 1.0) if locations else {})
     return evidence
