@@ -22,7 +22,7 @@ def return_freed_memory() -> None:
     database freed, and a closed index generation frees many small blocks the heap keeps: without a
     trim a service re-indexing all day grows by a fraction of a megabyte each time.
     """
-    trim = _malloc_trim()
+    trim = _glibc_function("malloc_trim")
     if trim is not None:
         trim(0)
 
@@ -32,16 +32,14 @@ def limit_malloc_arenas(arenas: int = LONG_RUNNING_ARENAS) -> None:
 
     Elsewhere (musl, macOS) there is no such setting and nothing is done.
     """
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(_M_ARENA_MAX, arenas)
+    mallopt = _glibc_function("mallopt")
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, arenas)
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def _glibc_function(name: str) -> Callable[..., int] | None:
     try:
-        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+        return getattr(ctypes.CDLL(None), name)  # type: ignore[no-any-return]
     except (OSError, AttributeError):  # not glibc (musl, macOS)
         return None
