@@ -128,7 +128,7 @@ class MiniLMEmbedder:
         return self._model_id
 
     def model_path(self) -> Path:
-        """The ONNX file this embedder runs: the quantized copy when asked for and available."""
+        """The ONNX file this embedder runs: the quantized copy when asked for, else the unguarded (or packaged) one."""
         with self._path_lock:
             if self._model_path is None:
                 self._model_path, self._model_id = self._resolve_model_path()
@@ -146,7 +146,7 @@ class MiniLMEmbedder:
                             "which embeds ~1.5x slower", error)
         try:
             return unguarded_model(packaged), MINILM_MODEL_ID
-        except (ImportError, OSError) as error:  # the packaged file makes the same vectors, a little slower
+        except Exception as error:  # noqa: BLE001 - the packaged file makes the same vectors, a little slower
             log.info("using the packaged embedding model as it is (%s)", error)
             return packaged, MINILM_MODEL_ID
 
@@ -161,7 +161,15 @@ class MiniLMEmbedder:
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
             tokenizer.enable_truncation(max_length=self.max_tokens)
             tokenizer.no_padding()
-            session = self._new_session(model_path)
+            try:
+                session = self._new_session(model_path)
+            except Exception:
+                if self._model_id != MINILM_MODEL_ID or model_path == minilm_files()[0]:
+                    raise
+                # A damaged derived copy must not stop embedding: the packaged file makes the same vectors.
+                log.warning("the embedding model %s does not load; using the packaged one", model_path, exc_info=True)
+                model_path = self._model_path = minilm_files()[0]
+                session = self._new_session(model_path)
             self._input_names = {i.name for i in session.get_inputs()}
             self._tokenizer = tokenizer
             self._session = session

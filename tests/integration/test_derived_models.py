@@ -7,7 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from grepgraph.retrievers.derived_models import quantized_model, quantized_path, unguarded_model
+from grepgraph.retrievers.derived_models import (
+    UNGUARDED_RECIPE,
+    derived_path,
+    models_cache_dir,
+    quantized_model,
+    quantized_path,
+    unguarded_model,
+)
 from grepgraph.retrievers.embeddings import (
     MINILM_MODEL_ID,
     MINILM_QUANTIZED_MODEL_ID,
@@ -97,6 +104,21 @@ def test_the_default_model_runs_without_nan_guards_and_embeds_exactly_as_the_pac
     as_packaged._model_path = packaged
     texts = [*TEXTS, "x", " ".join(["token"] * 300)]  # padded batches: masked keys are where a guard would act
     assert np.allclose(default.embed(texts), as_packaged.embed(texts), atol=1e-5)
+
+
+def test_a_damaged_unguarded_copy_gives_way_to_the_packaged_file(cache_home, caplog):
+    packaged = minilm_files()[0]
+    damaged = derived_path(packaged, UNGUARDED_RECIPE, models_cache_dir())
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(b"not a model")
+    embedder = MiniLMEmbedder()
+    assert embedder.model_path() == damaged
+    vectors = embedder.embed(TEXTS)
+    assert embedder.model_path() == packaged and embedder.model_id == MINILM_MODEL_ID
+    assert "does not load" in caplog.text
+    as_packaged = MiniLMEmbedder()
+    as_packaged._model_path = packaged
+    assert np.allclose(vectors, as_packaged.embed(TEXTS), atol=1e-5)
 
 
 def test_a_cut_keeps_the_closing_token():
