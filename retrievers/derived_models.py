@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -90,7 +91,7 @@ def quantized_model(source: Path, cache_dir: Path | None = None) -> Path:
 
 
 def unguarded_model(source: Path, cache_dir: Path | None = None) -> Path:
-    """``source`` without its softmax NaN guards (~1 s to make); raises as :func:`derived_model`."""
+    """``source`` without its softmax NaN guards (~0.2 s to make); raises as :func:`derived_model`."""
     return derived_model(source, UNGUARDED_RECIPE, _without_nan_guards, cache_dir)
 
 
@@ -99,24 +100,26 @@ def _without_nan_guards(source: Path, target: Path) -> None:
     import onnx
 
     model = onnx.load(str(source))
-    graph = model.graph
-    producer = {output: node for node in graph.node for output in node.output}
-    graph_outputs = {output.name for output in graph.output}
+    nodes = list(model.graph.node)
+    made_by = {output: position for position, node in enumerate(nodes) for output in node.output}
+    readers = Counter(name for node in nodes for name in node.input)
+    kept_names = {output.name for output in model.graph.output}
     dropped: set[int] = set()
     replaced: dict[str, str] = {}
-    for node in graph.node:
-        test = producer.get(node.input[0]) if node.op_type == "Where" and node.output[0] not in graph_outputs else None
-        softmax = producer.get(node.input[2]) if test is not None else None
-        if (test is not None and softmax is not None and test.op_type == "IsNaN" and softmax.op_type == "Softmax"
-                and test.input[0] == node.input[2]):
-            dropped.update((id(node), id(test)))
+    for position, node in enumerate(nodes):
+        if node.op_type != "Where" or node.output[0] in kept_names:
+            continue
+        test, value = made_by.get(node.input[0]), made_by.get(node.input[2])
+        if (test is not None and value is not None and nodes[test].op_type == "IsNaN"
+                and nodes[value].op_type == "Softmax" and nodes[test].input[0] == node.input[2]):
             replaced[node.output[0]] = node.input[2]
-    kept = [node for node in graph.node if id(node) not in dropped]
+            dropped.update((position, test) if readers[nodes[test].output[0]] == 1 else (position,))
+    kept = [node for position, node in enumerate(nodes) if position not in dropped]
     for node in kept:
-        for position, name in enumerate(node.input):
-            node.input[position] = replaced.get(name, name)
-    del graph.node[:]
-    graph.node.extend(kept)
+        for slot, name in enumerate(node.input):
+            node.input[slot] = replaced.get(name, name)
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
     onnx.save(model, str(target))
 
 
