@@ -52,7 +52,7 @@ def sample_texts(index_file: Path, count: int, seed: int = 3) -> dict[str, list[
 
 def embedder_class(packaged_file: bool, fusions_left_out: list[str], profile_prefix: str = "") -> type:
     """A MiniLM embedder running the packaged file or the default's, with these fusions left out, maybe profiled."""
-    from grepgraph.retrievers.embeddings import MiniLMEmbedder, minilm_files
+    from grepgraph.retrievers.embeddings import MiniLMEmbedder, minilm_files, single_core_options
 
     class SetUp(MiniLMEmbedder):
         def _resolve_model_path(self) -> tuple[Path, str]:
@@ -63,9 +63,7 @@ def embedder_class(packaged_file: bool, fusions_left_out: list[str], profile_pre
         def _new_session(model_path: Path) -> Any:
             import onnxruntime
 
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = options.inter_op_num_threads = 1
-            options.log_severity_level = 3
+            options = single_core_options()
             options.enable_profiling = bool(profile_prefix)
             options.profile_file_prefix = profile_prefix or "onnxruntime_profile_"
             return onnxruntime.InferenceSession(str(model_path), sess_options=options,
