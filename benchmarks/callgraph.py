@@ -38,9 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grepgraph.retrievers.call_resolution import RESOLVED  # noqa: E402
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
-from grepgraph.retrievers.symbols import SymbolGraph, SymbolRef  # noqa: E402
+from grepgraph.retrievers.codegraph.call_resolution import RESOLVED
+from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
+from grepgraph.retrievers.store.index import CodeIndex
 
 DATA = Path(__file__).resolve().parent / "data" / "callers_checked.jsonl"
 DEFAULT_ROOT = Path("/work/data/callgraph")

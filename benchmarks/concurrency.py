@@ -28,7 +28,7 @@ os.environ.setdefault("GREPGRAPH_EMBEDDING_CACHE", "off")
 
 from grepgraph.graphs.code_search import graph  # noqa: E402
 from grepgraph.graphs.resources import forget_searchers  # noqa: E402
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.concurrency import (  # noqa: E402
     LLM_REPLY,

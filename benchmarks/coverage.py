@@ -7,7 +7,7 @@
 Each directory is walked as ``grepgraph index`` walks a repository (``.gitignore``, skipped
 directories, size limit, generated and minified files) and every accepted file is chunked
 as the indexer chunks it (in this process, one file at a time). The table has, per
-language: files, non-blank lines, the share of them covered (``retrievers.coverage``
+language: files, non-blank lines, the share of them covered (``retrievers.parse.coverage``
 defines it; it must be 100.0%), chunks, and windows (continuation chunks, ``part > 0``).
 Exits with status 1 when any line is uncovered.
 """
@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grepgraph.retrievers.chunking import parse_file  # noqa: E402
-from grepgraph.retrievers.coverage import non_blank_line_count, uncovered_lines  # noqa: E402
-from grepgraph.retrievers.parallel_parse import decode_source  # noqa: E402
-from grepgraph.retrievers.walk import generated_reason, walk_repository  # noqa: E402
+from grepgraph.retrievers.parse.chunking import parse_file
+from grepgraph.retrievers.parse.coverage import non_blank_line_count, uncovered_lines
+from grepgraph.retrievers.parse.parallel import decode_source
+from grepgraph.retrievers.source.walk import generated_reason, walk_repository
 
 
 @dataclass

@@ -37,8 +37,8 @@ CALL = 256  # texts per embed call, as vector_sync.EMBED_BATCH
 
 def sample_texts(index_file: Path, count: int, seed: int = 3) -> dict[str, list[str]]:
     """``count`` random implementation cards and code views (as embedded) of an index."""
-    from grepgraph.retrievers.cards import code_text
-    from grepgraph.retrievers.model import Chunk
+    from grepgraph.retrievers.core.model import Chunk
+    from grepgraph.retrievers.parse.cards import code_text
 
     connection = sqlite3.connect(index_file)
     rows = connection.execute(
@@ -52,7 +52,7 @@ def sample_texts(index_file: Path, count: int, seed: int = 3) -> dict[str, list[
 
 def embedder_class(packaged_file: bool, fusions_left_out: list[str], profile_prefix: str = "") -> type:
     """A MiniLM embedder running the packaged file or the default's, with these fusions left out, maybe profiled."""
-    from grepgraph.retrievers.embeddings import MiniLMEmbedder, minilm_files, single_core_options
+    from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder, minilm_files, single_core_options
 
     class SetUp(MiniLMEmbedder):
         def _resolve_model_path(self) -> tuple[Path, str]:
@@ -75,14 +75,14 @@ def embedder_class(packaged_file: bool, fusions_left_out: list[str], profile_pre
 
 def set_ups() -> dict[str, tuple[bool, list[str]]]:
     """Each set-up's (runs the packaged file, fusions left out)."""
-    from grepgraph.retrievers.embeddings import SLOWER_FUSIONS
+    from grepgraph.retrievers.dense.embeddings import SLOWER_FUSIONS
 
     return {"packaged": (True, []), "default": (False, SLOWER_FUSIONS)}
 
 
 def embed_all(embedder: Any, texts: dict[str, list[str]]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Texts/s and vectors per view, in calls of :data:`CALL` texts."""
-    from grepgraph.retrievers.vector_sync import view_token_limit
+    from grepgraph.retrievers.dense.sync import view_token_limit
 
     rates, vectors = {}, {}
     for view, items in texts.items():
@@ -115,7 +115,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--profile", action="store_true", help="also: time per operator type (256 cards)")
     args = parser.parse_args()
     texts = sample_texts((args.index_dir or args.repo / ".grepgraph") / "index.sqlite", args.texts)
-    from grepgraph.retrievers.embeddings import MiniLMEmbedder
+    from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
 
     # The default is timed as it runs (the class itself); the packaged graph through a set-up class.
     setups = {"packaged": embedder_class(*set_ups()["packaged"])(), "default": MiniLMEmbedder()}

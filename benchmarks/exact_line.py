@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.grep import chunk_spans  # noqa: E402
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
-from grepgraph.retrievers.search import Searcher  # noqa: E402
-from grepgraph.retrievers.textstore import TextStore  # noqa: E402
+from grepgraph.retrievers.grep.lines import chunk_spans
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
+from grepgraph.retrievers.store.textstore import TextStore
 
 from benchmarks.tables import print_table  # noqa: E402
 

@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.grep import compile_pattern, lines_in  # noqa: E402
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
-from grepgraph.retrievers.search import Searcher  # noqa: E402
-from grepgraph.retrievers.textstore import TextStore  # noqa: E402
+from grepgraph.retrievers.grep.lines import compile_pattern, lines_in
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
+from grepgraph.retrievers.store.textstore import TextStore
 
 DEFAULT_REPO = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
 LITERALS = [

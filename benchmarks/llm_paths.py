@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from grepgraph.graphs.code_search import graph  # noqa: E402
 from grepgraph.graphs.llm import reset_llm_state  # noqa: E402
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
-from grepgraph.retrievers.search import Searcher  # noqa: E402
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from benchmarks.tables import print_table  # noqa: E402
 from tests.ollama_server import OllamaTestServer, closed_port  # noqa: E402

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from grepgraph.graphs.code_search import graph  # noqa: E402
 from grepgraph.graphs.heuristics import decompose  # noqa: E402
 from grepgraph.graphs.resources import forget_searchers  # noqa: E402
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.store.index import CodeIndex
 
 from benchmarks.quality import DEFAULT_RULERS, UNREACHABLE_LLM, Ruler, mean_of, paired  # noqa: E402
 from benchmarks.tables import print_table  # noqa: E402

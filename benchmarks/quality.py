@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
-from grepgraph.retrievers.search import Searcher  # noqa: E402
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from benchmarks.tables import print_table  # noqa: E402
 

@@ -40,8 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
-from grepgraph.retrievers.search import Searcher  # noqa: E402
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from benchmarks import speed  # noqa: E402
 from benchmarks.speed import (  # noqa: E402

@@ -46,9 +46,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.index import CodeIndex, IndexSettings  # noqa: E402
-from grepgraph.retrievers.search import Searcher  # noqa: E402
-from grepgraph.retrievers.tokenize import tokenize_query  # noqa: E402
+from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.lexical.tokenize import tokenize_query
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 TARGET_NO_CHANGE_S = 5.0
 TARGET_ONE_FILE_S = 2.0
@@ -58,7 +59,7 @@ COPY_IGNORED = ("site-packages", "__pycache__", "*.pyc")
 # The file the one-file-changed step appends to, when the corpus has it (else the first non-test .py).
 PROBE_FILE_PREFERENCES = ("json/decoder.py",)
 PROGRESS_EVERY_S = 15.0
-# The indexer's machine-wide embedding cache (retrievers/embedding_cache.py); "off" disables it.
+# The indexer's machine-wide embedding cache (retrievers/dense/cache.py); "off" disables it.
 EMBEDDING_CACHE_ENV = "GREPGRAPH_EMBEDDING_CACHE"
 
 # Realistic queries against the standard library, by kind. Issue texts name stdlib files the way

@@ -29,8 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from grepgraph.retrievers.index import CodeIndex, IndexError_, IndexMissing, default_index_dir
-from grepgraph.retrievers.settings import default_repo, environment, outside_value
+from grepgraph.retrievers.core.errors import IndexError_, IndexMissing
+from grepgraph.retrievers.core.settings import default_repo, environment, outside_value
+from grepgraph.retrievers.store.index import CodeIndex, default_index_dir
 
 from .context import Context, resolve_context
 

@@ -23,8 +23,8 @@ from typing import Any, Literal
 from grepgraph.graphs import nodes
 from grepgraph.graphs.context import Context
 from grepgraph.graphs.state import SearchInput, SearchOutput, SearchState
-from grepgraph.retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
-from grepgraph.retrievers.ranking import candidate_depth
+from grepgraph.retrievers.rank.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+from grepgraph.retrievers.rank.ranking import candidate_depth
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 

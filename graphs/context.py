@@ -4,7 +4,7 @@ LangGraph Studio renders this as the run's configuration form. Each field takes,
 decreasing priority, what a caller passes as ``graph.invoke(..., context=...)``, the
 environment variable ``GREPGRAPH_<FIELD>``, ``grepgraph.toml`` (``$GREPGRAPH_CONFIG``, else
 the repository's), and the default below. The layers are decided in
-:mod:`retrievers.settings`; this module only names the fields.
+:mod:`retrievers.core.settings`; this module only names the fields.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from grepgraph.retrievers.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
-from grepgraph.retrievers.ranking import FOCUS_DEMOTION
-from grepgraph.retrievers.settings import (
+from grepgraph.retrievers.core.settings import (
     DEFAULT_LLM_BASE_URL,
     RUN_TABLE,
     default_of,
@@ -25,7 +23,9 @@ from grepgraph.retrievers.settings import (
     layered,
     schema_fields,
 )
-from grepgraph.retrievers.settings import setting as _setting
+from grepgraph.retrievers.core.settings import setting as _setting
+from grepgraph.retrievers.rank.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
+from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION
 
 
 @dataclass(kw_only=True)

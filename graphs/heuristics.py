@@ -10,9 +10,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from grepgraph.retrievers.query_parsing import code_tokens, is_code_like
-from grepgraph.retrievers.query_shape import is_question
-from grepgraph.retrievers.tokenize import STOP_WORDS, content_words, tokenize_query
+from grepgraph.retrievers.lexical.tokenize import STOP_WORDS, content_words, tokenize_query
+from grepgraph.retrievers.query.parsing import code_tokens, is_code_like
+from grepgraph.retrievers.query.shape import is_question
 
 ENTITY_WORDS = frozenset(
     "parameter parameters argument arguments method methods class classes function functions attribute "

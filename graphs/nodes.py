@@ -14,12 +14,12 @@ import re
 import time
 from typing import Any
 
-from grepgraph.retrievers.fusion import reciprocal_rank_fusion
-from grepgraph.retrievers.grep import PatternError, compile_pattern
-from grepgraph.retrievers.results import code_result, rank_files
-from grepgraph.retrievers.scope import Scope, ScopeError
-from grepgraph.retrievers.symbols import SymbolGraph
-from grepgraph.retrievers.tokenize import tokenize_query
+from grepgraph.retrievers.codegraph.symbols import SymbolGraph
+from grepgraph.retrievers.core.results import code_result, rank_files
+from grepgraph.retrievers.grep.lines import PatternError, compile_pattern
+from grepgraph.retrievers.lexical.tokenize import tokenize_query
+from grepgraph.retrievers.query.scope import Scope, ScopeError
+from grepgraph.retrievers.rank.fusion import reciprocal_rank_fusion
 from langgraph.runtime import Runtime
 
 from .catalog import admit_served_run
@@ -347,7 +347,7 @@ def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
 def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     """BM25 + Chroma for one query variant (one ``Send`` branch), ranked under the run's focus.
 
-    The searcher applies the focus (the one rule, :func:`retrievers.ranking.focus_factor`) and ranks as
+    The searcher applies the focus (the one rule, :func:`retrievers.rank.ranking.focus_factor`) and ranks as
     deep as a search of the run's limit would, so with one list and no LLM the graph's answer is
     ``Searcher.search``'s (what the benchmarks' headline row measures).
     """

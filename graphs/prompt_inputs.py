@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from grepgraph.prompts import load_prompt, render_prompt
-from grepgraph.retrievers.query_parsing import code_tokens
+from grepgraph.retrievers.query.parsing import code_tokens
 
 from .llm_providers import JsonSchema
 

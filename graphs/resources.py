@@ -6,8 +6,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from .context import Context
 from .llm import LLMGateway

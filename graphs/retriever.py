@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from grepgraph.retrievers.results import RESULT_FIELDS
+from grepgraph.retrievers.core.results import RESULT_FIELDS
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever

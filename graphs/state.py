@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Literal
 
-from grepgraph.retrievers.results import CodeResult, FileRank
+from grepgraph.retrievers.core.results import CodeResult, FileRank
 from typing_extensions import NotRequired, Required, TypedDict
 
 Focus = Literal["implementation", "tests", "all"]
@@ -45,7 +45,7 @@ class SearchInput(TypedDict, total=False):
 class SearchOutput(TypedDict):
     """What a caller gets back: ranked results and a trace of every node's decision."""
 
-    # Best first, in the one result schema (:mod:`retrievers.results`).
+    # Best first, in the one result schema (:mod:`retrievers.core.results`).
     results: list[CodeResult]
     # The files of ``results``, ranked where their best result ranks, with their symbols (the files to change).
     files: list[FileRank]
@@ -67,7 +67,7 @@ class RetrievalTask(TypedDict):
     dense_text: str
     # RRF weight of this list when several are merged.
     weight: float
-    # Candidates to return and rank (``retrievers.ranking.candidate_depth`` of the run's limit).
+    # Candidates to return and rank (``retrievers.rank.ranking.candidate_depth`` of the run's limit).
     depth: int
     # The run's file filters and focus, applied by the searcher.
     paths: list[str]

@@ -2,7 +2,7 @@
 
 Errors a user can act on are printed as one line (``grepgraph: error: ...``) with exit
 status 2; nothing prints a traceback unless ``GREPGRAPH_DEBUG=1``. Settings the flags don't
-give come from :mod:`retrievers.settings` (environment, ``grepgraph.toml``, the index's own).
+give come from :mod:`retrievers.core.settings` (environment, ``grepgraph.toml``, the index's own).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers import __version__
-from grepgraph.retrievers.results import rank_files
-from grepgraph.retrievers.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
+from grepgraph.retrievers.core.results import rank_files
+from grepgraph.retrievers.core.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
 
 from .logs import configure_logging
 from .service_client import locate_index
@@ -41,8 +41,8 @@ def _repo_path(value: str | None) -> Path:
 
 def _settings_from(args: argparse.Namespace, repo: Path):
     """The build settings: the flags, else the environment and grepgraph.toml, else the index's own, else defaults."""
-    from grepgraph.retrievers.index import CodeIndex
-    from grepgraph.retrievers.settings import resolve_index_settings
+    from grepgraph.retrievers.core.settings import resolve_index_settings
+    from grepgraph.retrievers.store.index import CodeIndex
 
     flags = {"bm25_backend": args.bm25_backend, "views": args.views, "embed_tests": args.embed_tests,
              "embedding_model": args.embedding}
@@ -52,7 +52,7 @@ def _settings_from(args: argparse.Namespace, repo: Path):
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build or update the index of a repository."""
-    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.store.index import CodeIndex
 
     from .status import pending_vectors
 
@@ -254,7 +254,7 @@ def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Pat
 
 def _search_in_process(repo: Path, index_dir: Path, request: dict, context: dict) -> dict:
     """The graph's output, computed here (loads the graph, the index and the model: seconds)."""
-    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.store.index import CodeIndex
 
     from .preload import model_loading
     from .status import pending_vectors
@@ -339,7 +339,7 @@ def _print_trace(trace: list[dict], elapsed_ms: float) -> None:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Show what is indexed, how current it is and whether a service follows the repository."""
-    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.store.index import CodeIndex
 
     from .status import freshness_lines, index_report
 
@@ -418,7 +418,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented grepgraph.toml with every setting and its default."""
     from grepgraph.graphs.context import describe_settings
-    from grepgraph.retrievers.settings import (
+    from grepgraph.retrievers.core.settings import (
         INDEX_TABLE,
         RUN_TABLE,
         SERVICE_TABLE,
@@ -582,7 +582,7 @@ def _delegate(module: str):
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
-    from grepgraph.retrievers.errors import IndexError_
+    from grepgraph.retrievers.core.errors import IndexError_
 
     configure_logging(args.verbose, args.log_file)
 

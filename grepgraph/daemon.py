@@ -3,7 +3,7 @@
 ``grepgraph search`` starts it on demand (:mod:`grepgraph.service_client`), ``grepgraph daemon
 start|stop|status`` manages it and ``grepgraph watch`` runs it in the foreground. It answers
 searches with the same graph, settings and result schema as an in-process search, follows the
-repository's files and re-indexes what changes (:mod:`retrievers.watch`), and exits after
+repository's files and re-indexes what changes (:mod:`grepgraph.watch`), and exits after
 ``service_idle_s`` without a request.
 
 Start-up order matters for races: the service takes its lock first (a second service started at
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from grepgraph.logs import configure_logging
-from grepgraph.retrievers.memory import limit_malloc_arenas
-from grepgraph.retrievers.settings import CONFIG_ENV, ServiceSettings, env_name, resolve_service_settings
+from grepgraph.retrievers.core.memory import limit_malloc_arenas
+from grepgraph.retrievers.core.settings import CONFIG_ENV, ServiceSettings, env_name, resolve_service_settings
 from grepgraph.service_client import (
     LOCK_NAME,
     SOCKET_NAME,
@@ -122,7 +122,7 @@ class SearchService:
     def make_watcher(self) -> None:
         """The watcher (not started yet); searches read through its index, so they share its Chroma client."""
         from grepgraph.graphs.resources import share_index
-        from grepgraph.retrievers.watch import watched_repository
+        from grepgraph.watch import watched_repository
 
         self.watcher = watched_repository(self.repo, self.index_dir, self.settings.watch_debounce_ms)
         share_index(self.watcher.index)
@@ -175,7 +175,7 @@ class SearchService:
         """Run the graph for a client, with the client's run settings."""
         from grepgraph.graphs.code_search import graph
         from grepgraph.graphs.nodes import InvalidSearchInput
-        from grepgraph.retrievers.errors import IndexError_
+        from grepgraph.retrievers.core.errors import IndexError_
 
         client = payload.get("env") or {}
         if client.get(CONFIG_ENV) != self.config:
@@ -196,7 +196,7 @@ class SearchService:
 
     def pending_vectors(self) -> int:
         """Vectors not embedded yet (counted again only when the index or its vectors changed)."""
-        from grepgraph.retrievers.index import CodeIndex, closing_connection
+        from grepgraph.retrievers.store.index import CodeIndex, closing_connection
 
         from .status import pending_vectors
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from grepgraph.retrievers.settings import environment
+from grepgraph.retrievers.core.settings import environment
 
 # Where a deployment without a command line (the Agent Server) lists more names: comma-separated.
 ALLOWED_HOSTS_VARIABLE = "GREPGRAPH_ALLOWED_HOSTS"

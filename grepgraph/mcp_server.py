@@ -37,10 +37,11 @@ from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInpu
 from grepgraph.graphs.resources import get_searcher
 from grepgraph.http_guard import HostGuard, HostPolicy
 from grepgraph.retrievers import __version__
-from grepgraph.retrievers.index import CodeIndex, IndexError_
-from grepgraph.retrievers.memory import limit_malloc_arenas
-from grepgraph.retrievers.results import CodeResult, FileRank
-from grepgraph.retrievers.symbols import SymbolGraph, SymbolRef
+from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
+from grepgraph.retrievers.core.errors import IndexError_
+from grepgraph.retrievers.core.memory import limit_malloc_arenas
+from grepgraph.retrievers.core.results import CodeResult, FileRank
+from grepgraph.retrievers.store.index import CodeIndex
 from grepgraph.status import index_report
 
 SERVER_NAME = "grepgraph"

@@ -54,10 +54,10 @@ from grepgraph.graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, ser
 from grepgraph.graphs.deadline import SearchDeadlineExceeded
 from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
 from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
-from grepgraph.retrievers.grep import PatternError, compile_pattern
-from grepgraph.retrievers.index import IndexError_
-from grepgraph.retrievers.results import CodeResult, FileRank
-from grepgraph.retrievers.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
+from grepgraph.retrievers.core.errors import IndexError_
+from grepgraph.retrievers.core.results import CodeResult, FileRank
+from grepgraph.retrievers.grep.lines import PatternError, compile_pattern
+from grepgraph.retrievers.query.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -467,7 +467,7 @@ def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
 
 def _health_of(entry) -> dict:
     """An index's state and, when ready, how current it is (commit, changed files, pending vectors, service)."""
-    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.store.index import CodeIndex
 
     from .status import health_summary
 
@@ -527,7 +527,7 @@ def run(args: Any) -> int:
     """Entry point of ``grepgraph serve`` (``args.host``, ``args.port``, ``args.repo``)."""
     import uvicorn
 
-    from grepgraph.retrievers.memory import limit_malloc_arenas
+    from grepgraph.retrievers.core.memory import limit_malloc_arenas
 
     limit_malloc_arenas()
 

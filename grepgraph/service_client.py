@@ -1,7 +1,7 @@
 """Talk to a repository's resident search service (``grepgraph.daemon``), starting it when needed.
 
 This module is what a command-line search imports on its fast path, so it imports nothing heavy:
-no LangGraph, Chroma, numpy or onnxruntime, only the standard library and :mod:`retrievers.settings`.
+no LangGraph, Chroma, numpy or onnxruntime, only the standard library and :mod:`retrievers.core.settings`.
 
 The service of an index lives in ``<index_dir>/service/`` (a directory only its owner can enter):
 ``service.sock`` (the Unix socket, mode 0600), ``service.lock`` (held by the live service for its
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers import __version__
-from grepgraph.retrievers.settings import ENV_PREFIX, INDEX_DIRNAME, ServiceSettings, resolve_service_settings
+from grepgraph.retrievers.core.settings import ENV_PREFIX, INDEX_DIRNAME, ServiceSettings, resolve_service_settings
 
 SERVICE_DIRNAME = "service"
 SOCKET_NAME = "service.sock"

@@ -7,9 +7,9 @@ service is following the repository, and how many vectors are still to be embedd
 
 from __future__ import annotations
 
-from grepgraph.retrievers.freshness import freshness
-from grepgraph.retrievers.index import CodeIndex, closing_connection
-from grepgraph.retrievers.vector_sync import count_pending_vectors
+from grepgraph.retrievers.dense.sync import count_pending_vectors
+from grepgraph.retrievers.source.freshness import freshness
+from grepgraph.retrievers.store.index import CodeIndex, closing_connection
 
 from .service_client import service_state
 

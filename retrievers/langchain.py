@@ -11,8 +11,8 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from .embeddings import embedder_for
-from .settings import ollama_url
+from .core.settings import ollama_url
+from .dense.embeddings import embedder_for
 
 
 class GrepGraphEmbeddings(Embeddings):

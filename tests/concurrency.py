@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 
 SAMPLE_REPO = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 

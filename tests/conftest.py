@@ -22,7 +22,7 @@ def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:
 
     Returns the graph context that points at it: ``{"repo": ..., "index_dir": ...}``.
     """
-    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.store.index import CodeIndex
 
     root = tmp_path_factory.getbasetemp() / "indexed_sample_repo"
     repo, index_dir = root / "repo", root / "index"
@@ -37,8 +37,8 @@ def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:
 @contextmanager
 def lexical_searcher(root: Path, files: dict[str, str]) -> Iterator:
     """A searcher over a repository of ``files`` (path -> text) under ``root``, indexed without vectors."""
-    from grepgraph.retrievers.index import CodeIndex
-    from grepgraph.retrievers.search import Searcher
+    from grepgraph.retrievers.rank.search import Searcher
+    from grepgraph.retrievers.store.index import CodeIndex
 
     repo = root / "repo"
     for path, text in files.items():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from grepgraph.graphs.context import Context
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 from langgraph_sdk import get_sync_client
 
 from tests.processes import free_port, stop_process_group, wait_until_answering

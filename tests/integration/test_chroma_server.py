@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from grepgraph.cli import main
 from tests.processes import free_port, stop_process_group, wait_until_answering

@@ -53,7 +53,7 @@ def commit(root: Path, message: str) -> None:
 @pytest.fixture
 def repo(tmp_path: Path):
     """A git work tree with a real index in ``.grepgraph``; its service is stopped afterwards."""
-    from grepgraph.retrievers.index import CodeIndex
+    from grepgraph.retrievers.store.index import CodeIndex
 
     root = tmp_path / "repo"
     shutil.copytree(SAMPLE_REPO, root)

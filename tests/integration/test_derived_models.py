@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from grepgraph.retrievers.derived_models import (
+from grepgraph.retrievers.dense.derived_models import (
     UNGUARDED_RECIPE,
     derived_path,
     models_cache_dir,
@@ -15,7 +15,7 @@ from grepgraph.retrievers.derived_models import (
     quantized_path,
     unguarded_model,
 )
-from grepgraph.retrievers.embeddings import (
+from grepgraph.retrievers.dense.embeddings import (
     MINILM_MODEL_ID,
     MINILM_QUANTIZED_MODEL_ID,
     MiniLMEmbedder,
@@ -23,8 +23,8 @@ from grepgraph.retrievers.embeddings import (
     embedder_for,
     minilm_files,
 )
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.conftest import SAMPLE_REPO
 
@@ -57,8 +57,8 @@ def test_the_quantized_copy_is_made_once_and_named_after_its_source(tmp_path):
 
 def test_two_processes_making_it_at_once_both_get_one_complete_model(tmp_path):
     script = ("import sys; from pathlib import Path\n"
-              "from grepgraph.retrievers.embeddings import minilm_files\n"
-              "from grepgraph.retrievers.derived_models import quantized_model\n"
+              "from grepgraph.retrievers.dense.embeddings import minilm_files\n"
+              "from grepgraph.retrievers.dense.derived_models import quantized_model\n"
               "print(quantized_model(minilm_files()[0], Path(sys.argv[1])))\n")
     racers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)
               for _ in range(2)]

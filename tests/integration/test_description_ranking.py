@@ -10,8 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 WINDOWS_RS = """\
 /// An iterator over overlapping windows of a slice, each one element further along.

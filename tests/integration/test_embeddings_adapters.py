@@ -2,9 +2,10 @@ import math
 import shutil
 from pathlib import Path
 
-from grepgraph.retrievers.index import CodeIndex, IndexSettings
+from grepgraph.retrievers.core.settings import IndexSettings
 from grepgraph.retrievers.langchain import GrepGraphEmbeddings
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.ollama_server import OllamaTestServer
 
@@ -36,7 +37,7 @@ def test_an_index_embedded_by_ollama_is_searched_with_the_same_model(tmp_path, m
 
 
 def test_a_large_call_embeds_on_several_sessions_with_the_same_vectors():
-    from grepgraph.retrievers.embeddings import PARALLEL_MIN_TEXTS_PER_SESSION, MiniLMEmbedder
+    from grepgraph.retrievers.dense.embeddings import PARALLEL_MIN_TEXTS_PER_SESSION, MiniLMEmbedder
 
     texts = [f"def handler_{n}(request):\n    return route(request, {'x' * (n % 40)!r})" for n in range(96)]
     assert len(texts) >= 2 * PARALLEL_MIN_TEXTS_PER_SESSION

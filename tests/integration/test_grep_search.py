@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex, IndexMissing
-from grepgraph.retrievers.scope import Scope, ScopeError
-from grepgraph.retrievers.search import PatternError, Searcher
+from grepgraph.retrievers.core.errors import IndexMissing
+from grepgraph.retrievers.grep.lines import PatternError
+from grepgraph.retrievers.query.scope import Scope, ScopeError
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 PROJECT = Path(__file__).resolve().parents[2]
 GREPGRAPH = PROJECT / ".venv" / "bin" / "grepgraph"

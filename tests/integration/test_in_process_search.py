@@ -67,7 +67,7 @@ def test_the_model_loader_leaves_no_thread_behind_and_a_literal_search_starts_no
     script = (
         "import sys, threading\n"
         "from grepgraph.preload import model_loading\n"
-        "from grepgraph.retrievers.index import CodeIndex\n"
+        "from grepgraph.retrievers.store.index import CodeIndex\n"
         f"index = CodeIndex({context['repo']!r}, {context['index_dir']!r})\n"
         "with model_loading(index, wanted=False):\n"
         "    skipped = 'onnxruntime' not in sys.modules and threading.active_count() == 1\n"

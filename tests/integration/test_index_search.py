@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.embeddings import MiniLMEmbedder
-from grepgraph.retrievers.index import CodeIndex, IndexBusy, IndexSettings, IndexSummary
-from grepgraph.retrievers.search import Hit, Searcher
+from grepgraph.retrievers.core.errors import IndexBusy
+from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.rank.ranking import Hit
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex, IndexSummary
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
@@ -351,8 +354,8 @@ def test_a_second_indexer_is_refused_while_the_lock_is_held(evolving, embedder):
 INDEXER = """
 import json, sys, time
 from grepgraph.retrievers import vector_sync
-from grepgraph.retrievers.index import CodeIndex, IndexMissing, IndexSettings
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex, IndexMissing, IndexSettings
+from grepgraph.retrievers.rank.search import Searcher
 
 repo, pause_at, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 vector_sync.EMBED_BATCH = 8  # many small vector batches, so a kill lands between (or inside) them
@@ -583,7 +586,7 @@ def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
 
 
 def test_name_coverage_counts_the_name_words_a_question_uses(built):
-    from grepgraph.retrievers.tokenize import tokenize_query
+    from grepgraph.retrievers.lexical.tokenize import tokenize_query
 
     ids = {symbol: chunk_id for chunk_id, symbol in rows(
         built.index, "SELECT id, symbol FROM chunks WHERE path = ?", (STORE,))}

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers import index as index_module
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store import index as index_module
+from grepgraph.retrievers.store.index import CodeIndex
 
 from grepgraph.cli import main
 from tests.ollama_server import OllamaTestServer, closed_port
@@ -166,7 +166,7 @@ def test_an_ollama_index_whose_server_stops_stays_searchable_and_switches_back(m
     assert code == 2
     assert_one_line_error(err, "no Ollama server answers")
 
-    with caplog.at_level("WARNING", logger="grepgraph.retrievers.search"):
+    with caplog.at_level("WARNING", logger="grepgraph.retrievers.rank.search"):
         found = search(repo, "shortest path between two nodes")
     assert found["results"][0]["symbol"] == "shortest_path"  # the lexical index has the new file
     assert any("no Ollama server answers" in note and "Chroma" not in note for note in vector_notes(found))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import NO_VECTORS_YET
+from grepgraph.retrievers.rank.search import NO_VECTORS_YET
+from grepgraph.retrievers.store.index import CodeIndex
 
 PROJECT = Path(__file__).resolve().parents[2]
 FILES = {
@@ -38,8 +38,8 @@ def test_verbose_and_log_file_show_what_a_quiet_run_keeps_to_itself(tmp_path):
     log_file = tmp_path / "logs" / "grepgraph.log"
     verbose = grepgraph("index", repo, "--no-embed", "--quiet", "-v", "--log-file", log_file)
     assert verbose.returncode == 0, verbose.stderr
-    assert "INFO grepgraph.retrievers.index: shop/broken.py: syntax error" in verbose.stderr
-    assert "INFO grepgraph.retrievers.index: shop/broken.py: syntax error" in log_file.read_text(encoding="utf-8")
+    assert "INFO grepgraph.retrievers.store.index: shop/broken.py: syntax error" in verbose.stderr
+    assert "INFO grepgraph.retrievers.store.index: shop/broken.py: syntax error" in log_file.read_text(encoding="utf-8")
 
 
 def test_a_search_without_vectors_yet_logs_it_and_names_it_in_the_trace(tmp_path, caplog):
@@ -47,7 +47,7 @@ def test_a_search_without_vectors_yet_logs_it_and_names_it_in_the_trace(tmp_path
     CodeIndex(repo).update(embed=False)  # lexical index only: the vectors come with the next `grepgraph index`
     forget_searchers()
     try:
-        with caplog.at_level("DEBUG", logger="grepgraph.retrievers.search"):
+        with caplog.at_level("DEBUG", logger="grepgraph.retrievers.rank.search"):
             out = graph.invoke({"query": "put an item in the cart", "limit": 3},
                                context={"repo": str(repo), "llm_enabled": False})
     finally:
@@ -55,5 +55,5 @@ def test_a_search_without_vectors_yet_logs_it_and_names_it_in_the_trace(tmp_path
     assert out["results"][0]["symbol"] == "add_item"  # lexical evidence carries the ranking
     (retrieve,) = [entry for entry in out["trace"] if entry["node"] == "retrieve"]
     assert retrieve["fallbacks"] == [NO_VECTORS_YET]
-    assert any(record.name == "grepgraph.retrievers.search" and NO_VECTORS_YET in record.getMessage()
+    assert any(record.name == "grepgraph.retrievers.rank.search" and NO_VECTORS_YET in record.getMessage()
                for record in caplog.records)

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from grepgraph.retrievers.index import CodeIndex  # noqa: E402
+from grepgraph.retrievers.store.index import CodeIndex
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from grepgraph.graphs.resources import forget_searchers
 from grepgraph.graphs.retriever import GrepGraphRetriever
-from grepgraph.retrievers.index import CodeIndex, IndexMissing
+from grepgraph.retrievers.core.errors import IndexMissing
+from grepgraph.retrievers.store.index import CodeIndex
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import uvicorn
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 from langserve import RemoteRunnable
 
 from grepgraph.serve import create_app, is_loopback

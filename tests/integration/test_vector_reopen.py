@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
-from grepgraph.retrievers.embeddings import MiniLMEmbedder
-from grepgraph.retrievers.index import CodeIndex, closing_connection
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex, closing_connection
 
 from tests.conftest import SAMPLE_REPO
 

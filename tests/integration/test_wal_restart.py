@@ -7,9 +7,9 @@ reaches into it; a searcher always holds one. Without help the log grew ~150 KB 
 import shutil
 from pathlib import Path
 
-import grepgraph.retrievers.search as search_module
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+import grepgraph.retrievers.rank.search as search_module
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.conftest import SAMPLE_REPO
 

@@ -16,7 +16,7 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.nodes import InvalidSearchInput
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.conftest import hang_deadline, isolated_settings
 from tests.integration.test_grep_search import build_repo

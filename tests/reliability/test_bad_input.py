@@ -22,8 +22,9 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.nodes import MAX_QUERY_CHARS, InvalidSearchInput
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex, IndexError_
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.core.errors import IndexError_
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.conftest import hang_deadline, isolated_settings
 

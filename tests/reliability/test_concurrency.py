@@ -27,7 +27,7 @@ import uvicorn
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.llm import reset_llm_state
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 
 from grepgraph.serve import create_app
 from tests.concurrency import (

@@ -32,11 +32,14 @@ import numpy as np
 import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers import vector_sync
-from grepgraph.retrievers.embeddings import MiniLMEmbedder
-from grepgraph.retrievers.index import CodeIndex, IndexBusy, IndexSettings, load_segments
-from grepgraph.retrievers.scan import file_hash
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.core.errors import IndexBusy
+from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.dense import sync as vector_sync
+from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.source.scan import file_hash
+from grepgraph.retrievers.store.index import CodeIndex
+from grepgraph.retrievers.store.segments import load_segments
 
 from tests.conftest import isolated_settings
 
@@ -64,12 +67,12 @@ CHILD = r"""
 import sys, time
 repo, mode, views = sys.argv[1], sys.argv[2], sys.argv[3]
 from grepgraph.retrievers import vector_sync
-from grepgraph.retrievers.index import CodeIndex, IndexSettings
+from grepgraph.retrievers.store.index import CodeIndex, IndexSettings
 vector_sync.EMBED_BATCH = 4  # many small vector batches, so a kill lands between (or inside) them
 embedder = None
 if mode != "hold":
-    from grepgraph.retrievers.embeddings import MiniLMEmbedder
-    import grepgraph.retrievers.vectors, chromadb  # imported before the clock starts, like the model
+    from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+    import grepgraph.retrievers.dense.vectors, chromadb  # imported before the clock starts, like the model
     embedder = MiniLMEmbedder()
     embedder.embed(["warm up"])
 print("READY", flush=True)
@@ -354,7 +357,7 @@ def test_vectors_of_a_killed_run_are_collected_once_unreferenced(isolated_module
 PARTIAL_VECTORS_BUG = (
     "bug: chunks that have no vector yet (an indexer killed after its commit, or a first index still embedding) "
     "get no dense score at all, so an exact symbol query loses to any chunk that has a vector "
-    "(retrievers/search.py, the weighted blend)")
+    "(retrievers/rank/search.py, the weighted blend)")
 
 
 def test_an_exact_name_ranks_first_while_its_vectors_are_missing(isolated_module, tmp_path, embedder):

@@ -27,7 +27,7 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.llm import reset_llm_state
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.conftest import isolated_settings
 from tests.ollama_server import OllamaTestServer, closed_port

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import shutil
 
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
-from grepgraph.retrievers.settings import IndexSettings
+from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 
 from tests.conftest import SAMPLE_REPO, isolated_settings
 from tests.ollama_server import OllamaTestServer

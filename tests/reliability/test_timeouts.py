@@ -26,7 +26,7 @@ from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.deadline import SearchDeadlineExceeded
 from grepgraph.graphs.llm import reset_llm_state
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
+from grepgraph.retrievers.store.index import CodeIndex
 
 from grepgraph.serve import create_app
 from tests.conftest import SAMPLE_REPO, hang_deadline, isolated_settings

@@ -6,14 +6,14 @@ import json
 
 import numpy as np
 import pytest
-from grepgraph.retrievers.bm25 import (
+from grepgraph.retrievers.lexical.bm25 import (
     ENGINES,
     build_lexical_index,
     load_lexical_index,
     save_lexical_index,
     top_k,
 )
-from grepgraph.retrievers.tokenize import tokenize_code, tokenize_query
+from grepgraph.retrievers.lexical.tokenize import tokenize_code, tokenize_query
 
 DOCUMENTS = [
     "def tokenize(text): return [word.lower() for word in WORD.findall(text)]",

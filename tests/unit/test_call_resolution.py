@@ -7,9 +7,9 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from grepgraph.retrievers.call_resolution import CallResolver
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.symbols import SymbolGraph
+from grepgraph.retrievers.codegraph.call_resolution import CallResolver
+from grepgraph.retrievers.codegraph.symbols import SymbolGraph
+from grepgraph.retrievers.store.index import CodeIndex
 
 PYTHON_FILES = {
     "shop/__init__.py": "from .store import Store\n",

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from grepgraph.retrievers.evidence import call_anchors
+from grepgraph.retrievers.rank.evidence import call_anchors
 
 from tests.conftest import lexical_searcher
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from grepgraph.retrievers.cards import card_text, return_type_text, returned_summary, type_summaries
-from grepgraph.retrievers.model import Chunk
+from grepgraph.retrievers.core.model import Chunk
+from grepgraph.retrievers.parse.cards import card_text, return_type_text, returned_summary, type_summaries
 
 
 def chunk(symbol: str, signature: str, *, kind: str = "function", docstring: str = "", parent: str = "",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-from grepgraph.retrievers.chunking import TEXT_WINDOW_LINES, TEXT_WINDOW_OVERLAP, parse_file, parse_python
-from grepgraph.retrievers.model import Chunk, ParsedFile
+from grepgraph.retrievers.core.model import Chunk, ParsedFile
+from grepgraph.retrievers.parse.chunking import TEXT_WINDOW_LINES, TEXT_WINDOW_OVERLAP, parse_file, parse_python
 
 SOURCE = dedent(
     '''\

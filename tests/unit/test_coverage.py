@@ -5,12 +5,12 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-from grepgraph.retrievers.cards import card_text, lexical_tokens
-from grepgraph.retrievers.chunking import parse_file
-from grepgraph.retrievers.coverage import non_blank_line_count, uncovered_lines
-from grepgraph.retrievers.model import Chunk
-from grepgraph.retrievers.tokenize import tokenize_code
-from grepgraph.retrievers.windows import LONG_LINE_CHARS, MAX_CHUNK_CHARS, MAX_CHUNK_LINES, source_lines, windows
+from grepgraph.retrievers.core.model import Chunk
+from grepgraph.retrievers.lexical.tokenize import tokenize_code
+from grepgraph.retrievers.parse.cards import card_text, lexical_tokens
+from grepgraph.retrievers.parse.chunking import parse_file
+from grepgraph.retrievers.parse.coverage import non_blank_line_count, uncovered_lines
+from grepgraph.retrievers.parse.windows import LONG_LINE_CHARS, MAX_CHUNK_CHARS, MAX_CHUNK_LINES, source_lines, windows
 
 
 def chunk(start: int, end: int, text: str) -> Chunk:
@@ -222,7 +222,7 @@ def test_unparsable_input_and_missing_grammar_still_cover_every_line(monkeypatch
     parsed = parse_file("src/broken.ts", broken, "typescript")
     assert uncovered_lines(broken, parsed.chunks) == []
 
-    import grepgraph.retrievers.treesitter.walk as walk
+    import grepgraph.retrievers.parse.treesitter.walk as walk
 
     def no_grammar(language):
         raise ImportError(f"no grammar for {language}")

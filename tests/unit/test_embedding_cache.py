@@ -1,5 +1,5 @@
 import numpy as np
-from grepgraph.retrievers.embedding_cache import EmbeddingCache, default_cache_path
+from grepgraph.retrievers.dense.cache import EmbeddingCache, default_cache_path
 
 
 def test_vectors_round_trip_and_unknown_keys_are_misses(tmp_path):
@@ -31,7 +31,7 @@ def test_a_broken_cache_is_a_miss_and_says_so(tmp_path, caplog):
     cache = EmbeddingCache(tmp_path / "cache.sqlite")
     cache.put_many(["a"], np.ones((1, 3), dtype=np.float32))
     cache._connection.execute("DROP TABLE vectors")  # what a foreign or damaged file looks like to the cache
-    with caplog.at_level("WARNING", logger="grepgraph.retrievers.embedding_cache"):
+    with caplog.at_level("WARNING", logger="grepgraph.retrievers.dense.cache"):
         assert cache.get_many(["a"]) == {}
         cache.put_many(["b"], np.ones((1, 3), dtype=np.float32))
     messages = [record.getMessage() for record in caplog.records]
@@ -42,6 +42,6 @@ def test_a_broken_cache_is_a_miss_and_says_so(tmp_path, caplog):
 def test_an_unusable_cache_location_is_logged(tmp_path, monkeypatch, caplog):
     (tmp_path / "file").write_text("not a directory")
     monkeypatch.setenv("GREPGRAPH_EMBEDDING_CACHE", str(tmp_path / "file" / "cache.sqlite"))
-    with caplog.at_level("WARNING", logger="grepgraph.retrievers.embedding_cache"):
+    with caplog.at_level("WARNING", logger="grepgraph.retrievers.dense.cache"):
         assert EmbeddingCache.open_default() is None
     assert "unusable" in caplog.text and "embedding without it" in caplog.text

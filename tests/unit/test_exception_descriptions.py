@@ -3,8 +3,8 @@
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.query_shape import describes_exception
-from grepgraph.retrievers.ranking import EXCEPTION_BONUS, TYPE_DESCRIPTION_BONUS, exception_types
+from grepgraph.retrievers.query.shape import describes_exception
+from grepgraph.retrievers.rank.ranking import EXCEPTION_BONUS, TYPE_DESCRIPTION_BONUS, exception_types
 
 from tests.conftest import lexical_searcher
 

@@ -1,6 +1,6 @@
 """The files to change, derived from the ranked definitions: a file ranks where its best definition does."""
 
-from grepgraph.retrievers.results import code_result, rank_files
+from grepgraph.retrievers.core.results import code_result, rank_files
 
 
 def test_files_rank_by_their_best_definition_and_list_their_symbols_once():

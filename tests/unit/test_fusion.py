@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from grepgraph.retrievers.fusion import (
+from grepgraph.retrievers.rank.fusion import (
     FIRST_RANK_BONUS,
     RRF_K,
     SECOND_THIRD_RANK_BONUS,

@@ -17,8 +17,8 @@ from grepgraph.graphs.code_search import build_graph
 from grepgraph.graphs.llm import reset_llm_state
 from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
 from grepgraph.graphs.resources import forget_searchers
-from grepgraph.retrievers.index import CodeIndex
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime

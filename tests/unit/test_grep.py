@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from grepgraph.retrievers.grep import (
+from grepgraph.retrievers.grep.lines import (
     ChunkSpan,
     LineMatch,
     PatternError,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from grepgraph.retrievers.languages import is_test_path, language_of
+from grepgraph.retrievers.source.languages import is_test_path, language_of
 
 
 @pytest.mark.parametrize(

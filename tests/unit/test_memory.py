@@ -14,7 +14,7 @@ import pytest
 # to print its arenas (``malloc_stats`` writes "Arena N:" per arena to stderr).
 CHILD = """
 import ctypes, sys, threading
-from grepgraph.retrievers.memory import limit_malloc_arenas
+from grepgraph.retrievers.core.memory import limit_malloc_arenas
 if sys.argv[1] != "none":
     limit_malloc_arenas(int(sys.argv[1]))
 started = threading.Barrier(4)

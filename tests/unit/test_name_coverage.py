@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.search import Searcher
+from grepgraph.retrievers.rank.search import Searcher
 
 from tests.conftest import lexical_searcher
 

@@ -8,8 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers import parallel_parse
-from grepgraph.retrievers.parallel_parse import PARALLEL_PARSE_MIN_FILES, parse_job, parse_many, serve_jobs
+from grepgraph.retrievers.parse import parallel as parallel_parse
+from grepgraph.retrievers.parse.parallel import PARALLEL_PARSE_MIN_FILES, parse_job, parse_many, serve_jobs
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,7 @@ def test_workers_give_what_one_process_gives_in_the_same_order():
 def test_dead_workers_leave_the_work_to_the_caller(monkeypatch, caplog):
     monkeypatch.setattr(parallel_parse, "_WORKER_CODE", "import sys; sys.exit(3)")
     jobs = many_jobs()
-    with caplog.at_level("WARNING", logger="grepgraph.retrievers.parallel_parse"):
+    with caplog.at_level("WARNING", logger="grepgraph.retrievers.parse.parallel"):
         assert list(parse_many(jobs)) == [parse_job(job) for job in jobs]
     # Each dead worker is named once, not once per file it leaves behind.
     stopped = [record for record in caplog.records if "stopped answering" in record.getMessage()]
@@ -69,7 +69,7 @@ def test_workers_never_run_the_callers_script(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(PROJECT)!r})
-        from grepgraph.retrievers.parallel_parse import parse_many
+        from grepgraph.retrievers.parse.parallel import parse_many
         print("script ran")
         jobs = [(f"m{{n}}.py", f"def f{{n}}():\\n    return {{n}}\\n".encode(), "python") for n in range(250)]
         print(sum(len(parsed.chunks) for parsed in parse_many(jobs)))

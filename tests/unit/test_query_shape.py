@@ -1,7 +1,7 @@
 """The kind of symbol a description asks for, read from its opening words."""
 
 import pytest
-from grepgraph.retrievers.query_shape import described_kind, head_phrase
+from grepgraph.retrievers.query.shape import described_kind, head_phrase
 
 
 @pytest.mark.parametrize("query", [

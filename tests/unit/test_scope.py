@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from grepgraph.retrievers.scope import Scope, ScopeError, dense_depth, split_values, within
+from grepgraph.retrievers.query.scope import Scope, ScopeError, dense_depth, split_values, within
 
 FILES = {"src/app/main.go": "go", "src/app/main_test.go": "go", "src/web/ui.ts": "typescript",
          "src/web/view.tsx": "tsx", "lib/util.py": "python", "docs/guide.md": "text", "README.md": "text"}

@@ -1,15 +1,10 @@
 """The pure query-parsing helpers of the searcher: which query tokens name code, which files a query mentions."""
 
 import pytest
-from grepgraph.retrievers.query_parsing import (
-    code_tokens,
-    mentioned_paths,
-    name_evidence,
-    without_environment_listing,
-)
-from grepgraph.retrievers.query_shape import described_kind
-from grepgraph.retrievers.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
-from grepgraph.retrievers.tokenize import repeated_by_frequency, tokenize_query
+from grepgraph.retrievers.lexical.tokenize import repeated_by_frequency, tokenize_query
+from grepgraph.retrievers.query.parsing import code_tokens, mentioned_paths, name_evidence, without_environment_listing
+from grepgraph.retrievers.query.shape import described_kind
+from grepgraph.retrievers.rank.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
 
 
 @pytest.mark.parametrize(("query", "tokens"), [

@@ -6,7 +6,7 @@ import os
 from dataclasses import fields
 
 import pytest
-from grepgraph.retrievers.settings import (
+from grepgraph.retrievers.core.settings import (
     CALLER,
     DEFAULT,
     ENVIRONMENT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from grepgraph.retrievers.textstore import (
+from grepgraph.retrievers.store.textstore import (
     MAX_QUERY_TRIGRAMS,
     TEXT_SCHEMA,
     TextStore,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from grepgraph.retrievers.tokenize import (
+from grepgraph.retrievers.lexical.tokenize import (
     compound_words,
     content_words,
     split_identifier,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-from grepgraph.retrievers.model import Chunk, ParsedFile
-from grepgraph.retrievers.treesitter import parse_with_tree_sitter
+from grepgraph.retrievers.core.model import Chunk, ParsedFile
+from grepgraph.retrievers.parse.treesitter.walk import parse_with_tree_sitter
 
 
 def chunks_by_symbol(parsed: ParsedFile) -> dict[str, Chunk]:

@@ -1,7 +1,7 @@
 """The code view's word-piece cut: applied to MiniLM only, and part of the code view's vector keys."""
 
-from grepgraph.retrievers.embeddings import MiniLMEmbedder, OllamaEmbedder
-from grepgraph.retrievers.vector_sync import CODE_VIEW_MAX_TOKENS, vector_model_ids, view_token_limit
+from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder, OllamaEmbedder
+from grepgraph.retrievers.dense.sync import CODE_VIEW_MAX_TOKENS, vector_model_ids, view_token_limit
 
 
 def test_the_code_view_is_cut_shorter_than_cards():

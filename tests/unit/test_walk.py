@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from grepgraph.retrievers.walk import MINIFIED_LINE_CHARS, generated_reason, walk_repository
+from grepgraph.retrievers.source.walk import MINIFIED_LINE_CHARS, generated_reason, walk_repository
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
 

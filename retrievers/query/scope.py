@@ -1,0 +1,141 @@
+"""Path/glob and language filters: which files a search may return.
+
+``--path`` takes gitignore-style globs (``src/**``, ``*.go``, ``internal/``, ``!**/testdata/**``),
+matched against repository-relative paths: a glob without a ``/`` matches a name at any depth.
+``--lang`` takes the index's language names or a common alias (``py``, ``ts``, ``rs``...);
+``typescript`` includes TSX. Both are applied to the chunk ids before any top-k cut, so a filter
+that keeps a small part of a repository still gets that part's best results.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pathspec
+
+from ..source.languages import LANGUAGE_BY_EXTENSION
+
+LANGUAGES = (*dict.fromkeys(LANGUAGE_BY_EXTENSION.values()), "text")
+LANGUAGE_ALIASES = {
+    "py": "python", "js": "javascript", "jsx": "javascript", "node": "javascript", "ts": "typescript",
+    "golang": "go", "rs": "rust", "docs": "text", "config": "text",
+}
+# Asking for a language includes its dialects.
+LANGUAGE_FAMILIES = {"typescript": ("typescript", "tsx")}
+MAX_GLOBS = 50
+MAX_GLOB_CHARS = 500
+SQL_BATCH = 500
+
+
+class ScopeError(ValueError):
+    """A filter that is malformed or matches no indexed file; the message says which and why."""
+
+
+def split_values(values: str | Iterable[str] | None) -> list[str]:
+    """Repeated options and comma lists as one list (``["a,b", "c"]`` -> ``a, b, c``), blanks dropped."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    found: list[str] = []
+    for value in values:
+        if not isinstance(value, str):
+            raise ScopeError(f"filters must be strings, got {value!r}")
+        found += [part.strip() for part in value.split(",") if part.strip()]
+    return found
+
+
+def canonical_language(name: str) -> str:
+    """The index's name for a language (``ts`` -> ``typescript``); :class:`ScopeError` for an unknown one."""
+    lowered = name.strip().lower()
+    lowered = LANGUAGE_ALIASES.get(lowered, lowered)
+    if lowered not in LANGUAGES:
+        shown = name if len(name) <= 40 else name[:40] + "..."
+        raise ScopeError(f"unknown language {shown!r}; use one of: {', '.join(LANGUAGES)}")
+    return lowered
+
+
+def _clean_glob(glob: str) -> str:
+    if "\x00" in glob:
+        raise ScopeError("a path filter contains a NUL byte")
+    if len(glob) > MAX_GLOB_CHARS:
+        raise ScopeError(f"a path filter is {len(glob):,} characters; the limit is {MAX_GLOB_CHARS}")
+    glob = glob.replace("\\", "/")
+    return glob[2:] if glob.startswith("./") else glob
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which files a search may return: globs (any may match) and languages (any may match)."""
+
+    paths: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, paths: str | Iterable[str] | None = None, languages: str | Iterable[str] | None = None) -> Scope:
+        """A validated scope from option values (repeatable, comma lists); raises :class:`ScopeError`."""
+        globs = tuple(dict.fromkeys(_clean_glob(glob) for glob in split_values(paths)))
+        if len(globs) > MAX_GLOBS:
+            raise ScopeError(f"{len(globs)} path filters; the limit is {MAX_GLOBS}")
+        names = tuple(dict.fromkeys(canonical_language(name) for name in split_values(languages)))
+        scope = cls(globs, names)
+        scope.spec()  # a glob pathspec cannot read fails here, not at search time
+        return scope
+
+    @property
+    def is_everything(self) -> bool:  # noqa: D102
+        return not self.paths and not self.languages
+
+    def spec(self) -> pathspec.PathSpec | None:
+        """The compiled globs (``None`` without path filters)."""
+        if not self.paths:
+            return None
+        try:
+            return pathspec.PathSpec.from_lines("gitignore", self.paths)
+        except (ValueError, TypeError) as error:
+            raise ScopeError(f"invalid path filter: {error}") from None
+
+    def language_set(self) -> set[str]:
+        """The languages allowed, dialects included (empty: any)."""
+        return {member for name in self.languages for member in LANGUAGE_FAMILIES.get(name, (name,))}
+
+    def allowed_paths(self, languages_by_path: Mapping[str, str]) -> list[str]:
+        """The paths (of ``{path: language}``) this scope keeps, in the mapping's order."""
+        spec = self.spec()
+        wanted = self.language_set()
+        return [path for path, language in languages_by_path.items()
+                if (not wanted or language in wanted) and (spec is None or spec.match_file(path))]
+
+    def describe(self) -> str:
+        """``--path 'src/**' --lang go`` as a user would have typed it."""
+        parts = [f"--path {glob!r}" for glob in self.paths] + [f"--lang {name}" for name in self.languages]
+        return " ".join(parts)
+
+
+def chunk_ids_in(connection: sqlite3.Connection, paths: list[str]) -> np.ndarray:
+    """Sorted ids of the chunks of ``paths``."""
+    ids: list[int] = []
+    for start in range(0, len(paths), SQL_BATCH):
+        batch = paths[start : start + SQL_BATCH]
+        marks = ",".join("?" * len(batch))
+        ids += [row[0] for row in connection.execute(f"SELECT id FROM chunks WHERE path IN ({marks})", batch)]  # noqa: S608
+    return np.unique(np.asarray(ids, dtype=np.int64))
+
+
+def within(scores: dict[int, float], allowed: np.ndarray) -> dict[int, float]:
+    """``scores`` of the ids in the sorted array ``allowed`` only."""
+    if not scores:
+        return scores
+    ids = np.fromiter(scores, dtype=np.int64, count=len(scores))
+    return {int(chunk_id): scores[int(chunk_id)] for chunk_id in ids[np.isin(ids, allowed)]}
+
+
+def dense_depth(candidates: int, allowed: np.ndarray | None, chunk_count: int, ceiling: int) -> int:
+    """How many nearest vectors to ask for so that about ``candidates`` survive the filter (``ceiling`` at most)."""
+    if allowed is None or not allowed.size:
+        return candidates
+    share = allowed.size / max(chunk_count, 1)
+    return min(max(candidates, int(candidates / share)), ceiling)

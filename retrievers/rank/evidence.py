@@ -1,0 +1,137 @@
+"""The evidence a candidate's name and file give: symbols a query spells out, files it mentions, name words it uses.
+
+Functions of one index snapshot and the query; :class:`retrievers.rank.search.Searcher` blends what they return.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from ..lexical.tokenize import MIN_COMPOUND_PART, compound_words, split_identifier, stem
+from ..query.parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths
+from ..store.snapshot import IndexSnapshot
+from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS, SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
+
+
+def name_coverage(snapshot: IndexSnapshot, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
+    """Share of each candidate's name words that the query uses (``write_usage`` vs "Writes a usage line")."""
+    wanted = set(query_tokens)
+    if not pool or not wanted:
+        return {}
+    ids = list(pool)
+    marks = ",".join("?" * len(ids))
+    coverage = {}
+    for chunk_id, name in snapshot.connection.execute(
+            f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids):  # noqa: S608
+        parts = [part for part in split_identifier(name) if len(part) > 1]
+        if not parts or name.startswith("__"):
+            continue
+        used, total = 0, 0
+        for part in parts:
+            found, count = ((0, 0) if stem(part) in wanted or len(part) < 2 * MIN_COMPOUND_PART
+                            else compound_words(part, wanted, snapshot.knows))
+            used += found or stem(part) in wanted
+            total += count or 1
+        if used:
+            coverage[chunk_id] = used / total
+    return coverage
+
+
+def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
+    """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
+    matches: dict[int, float] = {}
+    for token in code_tokens(query)[:MAX_QUERY_SYMBOLS]:
+        name = token.rsplit(".", 1)[-1]
+        if len(name) < 3:
+            continue
+        for chunk_id, symbol in snapshot.connection.execute(
+            "SELECT id, symbol FROM chunks WHERE name = ? COLLATE NOCASE AND kind NOT IN ('module', 'text')",
+            (name,),
+        ):
+            exact = symbol.lower() == token.lower() or symbol.lower().endswith("." + token.lower())
+            bonus = SYMBOL_EXACT_BONUS if exact or "." not in token else SYMBOL_PREFIX_BONUS
+            matches[chunk_id] = max(matches.get(chunk_id, 0.0), bonus)
+        if len(name) >= 5:
+            for (chunk_id,) in snapshot.connection.execute(
+                "SELECT id FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
+                (name.replace("_", "\\_") + "%",),
+            ):
+                matches.setdefault(chunk_id, SYMBOL_PREFIX_BONUS)
+    return matches
+
+
+def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
+    """Chunks in files the query names, with a stronger bonus for traceback frames' functions."""
+    mentions = mentioned_paths(query)
+    if not mentions:
+        return {}
+    files = set()
+    for mention in mentions:
+        parts = PurePosixPath(mention).parts
+        # Match the longest repository-relative suffix of the mentioned path.
+        for width in range(min(len(parts), 6), 0, -1):
+            suffix = "/".join(parts[-width:])
+            hits = [p for p in snapshot.paths if p == suffix or p.endswith("/" + suffix)]
+            if hits and (width > 1 or len(hits) <= 3):
+                files.update(hits)
+                break
+    if not files:
+        return {}
+    frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
+    matches: dict[int, float] = {}
+    marks = ",".join("?" * len(files))
+    for chunk_id, name, kind in snapshot.connection.execute(
+        f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", sorted(files)  # noqa: S608
+    ):
+        matches[chunk_id] = 1.0 if name in frames else 0.5
+    return matches
+
+
+def call_anchors(symbols: dict[int, float], mentions: dict[int, float]) -> list[int]:
+    """The definitions a query names most surely: its traceback's frames, then names it spells out exactly.
+
+    Only when they are few: a name defined in many places (``get``) anchors nothing.
+    """
+    frames = [chunk_id for chunk_id, value in mentions.items() if value >= 1.0]
+    named = [chunk_id for chunk_id, value in symbols.items() if value >= SYMBOL_EXACT_BONUS]
+    for group in (frames + named, frames):
+        anchors = list(dict.fromkeys(group))
+        if len(anchors) <= MAX_CALL_ANCHORS:
+            return anchors
+    return []
+
+
+def resolved_callers(snapshot: IndexSnapshot, anchors: list[int]) -> dict[int, float]:
+    """Chunks whose code calls one of the ``anchors``, through calls the code resolves (not by name only).
+
+    A report names the function it saw misbehave (or its traceback passes through it), and the fix is
+    often where that function is called from: the caller passes what it mishandles. The call graph
+    reaches the caller without it sharing a word with the report.
+    """
+    if not anchors:
+        return {}
+    connection = snapshot.connection
+    marks = ",".join("?" * len(anchors))
+    named = connection.execute(
+        f"SELECT DISTINCT path, symbol FROM chunks WHERE id IN ({marks})", anchors).fetchall()  # noqa: S608
+    resolver = snapshot.call_resolver()
+    callers: set[tuple[str, str]] = set()
+    for path, symbol in named:
+        short = symbol.rsplit(".", 1)[-1]
+        # Index lookups only: bare calls anywhere, ``x.name()`` calls in the definition's own file (a search over
+        # every dotted call of a common name scanned the whole edge table: seconds on a large repository).
+        sites = connection.execute(
+            "SELECT path, source, target FROM edges WHERE kind = 'calls' AND target = ? COLLATE NOCASE"
+            " UNION SELECT path, source, target FROM edges WHERE kind = 'calls' AND path = ? AND target LIKE ?"
+            " ESCAPE '\\' LIMIT ?", (short, path, "%." + short.replace("_", "\\_"), MAX_CALL_SITES)).fetchall()
+        for site_path, source, target in sites:
+            if source and (path, symbol) in resolver.resolve(site_path, source, target).targets:
+                callers.add((site_path, source))
+    callers -= set(named)
+    found: dict[int, float] = {}
+    for path, symbol in callers:
+        for (chunk_id,) in connection.execute(
+                "SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind NOT IN ('module', 'text')",
+                (path, symbol)):
+            found[chunk_id] = 1.0
+    return found

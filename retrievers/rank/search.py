@@ -1,0 +1,574 @@
+"""Hybrid search over one index: BM25, two vector views, symbol names and file mentions.
+
+Within one query the lexical and dense scores are blended linearly after
+normalisation (``score = w_card*cos_card + w_code*cos_code + w_bm25*bm25/max``):
+on our benchmark this beat Reciprocal Rank Fusion of the same lists, which throws
+away how *much* better the first hit is. Symbol names and file paths the query
+mentions (``Searcher.search``, ``File "requests/sessions.py", line 12``) add bonuses.
+The weights and the kind priors are named in :mod:`retrievers.rank.ranking`; the query's tokens, paths and
+frames are read by :mod:`retrievers.query.parsing`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.errors import IndexMissing, vector_backend_errors
+from ..core.memory import return_freed_memory
+from ..dense.embeddings import EmbeddingUnavailable
+from ..dense.sync import vectors_version
+from ..grep.lines import (
+    GrepAnswer,
+    PatternError,
+    compile_pattern,
+    exact_chunk_evidence,
+    is_code_block,
+    rank_lines,
+    results_for,
+    search_lines,
+)
+from ..lexical.tokenize import repeated_by_frequency, tokenize_query
+from ..query.parsing import name_evidence, plain_text, without_environment_listing
+from ..query.scope import Scope, ScopeError, dense_depth, within
+from ..query.shape import described_kind, describes_exception, head_phrase
+from ..source.languages import is_documentation
+from ..store.index import CodeIndex
+from ..store.snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
+from ..store.textstore import TextStore
+from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
+from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
+from .messages import invocation_evidence, template_evidence
+from .ranking import (
+    DENSE_CANDIDATES,
+    EXACT_WEIGHT,
+    FOCUS_DEMOTION,
+    LEXICAL_CANDIDATES,
+    LONG_QUERY_DENSE_CHARS,
+    LONG_QUERY_EXACT_WEIGHT,
+    LONG_QUERY_TERM_REPEAT_CAP,
+    LONG_QUERY_WORDS,
+    MAX_EXCEPTION_CANDIDATES,
+    Hit,
+    apply_kind_priors,
+    blend_weights,
+    candidate_depth,
+    collapse_duplicates,
+    focus_factor,
+    hydrate,
+    lift_types_by_members,
+    subclasses_named_by,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 20_000
+# With a path/language filter, Chroma's top-k is asked for this many times more candidates (the
+# filter is applied to them), up to SCOPED_DENSE_MAX; a filter keeping at most SCOPED_EXACT_COSINES
+# chunks gets the exact cosine of every one of them instead.
+SCOPED_DENSE_MAX = 2_000
+SCOPED_EXACT_COSINES = 1_000
+# A snapshot a newer commit replaced stays open this long (at most this many), so a graph run pinned to
+# it (LLM calls included: up to twice the LLM timeout) can finish on it; one in use is never closed.
+RETIRED_KEEP_S = 30.0
+RETIRED_KEEP = 8
+# SQLite restarts its write-ahead log only when no reader's snapshot reaches into it. A searcher always holds
+# one, so past this many log frames (~4 MB) and once nothing older is open, the log is checkpointed and the
+# current generation re-opened on the checkpointed file; the next commit then writes the log from its start.
+WAL_RESTART_FRAMES = 1000
+# After the Chroma server failed to answer, searches use lexical evidence alone for this long
+# before trying it again (so a down server costs one failed connection, not one per query).
+VECTORS_RETRY_AFTER_S = 10.0
+NO_VECTORS_YET = "no vectors embedded yet: lexical evidence only"
+STALE_VECTORS = ("the vector store was older than the index (vectors stored by another process after it was "
+                 "loaded): candidates outside the vector top-k got the neutral cosine until the next refresh")
+
+
+@dataclass
+class LexicalSignal:
+    """What the rerank/rewrite heuristics need from BM25 (the raw top score and its gap), and why vectors were not used.
+
+    ``generation`` names the index generation searched.
+    ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
+    server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
+    ``fallbacks`` names every other way the search did with less than it wanted (no vectors yet, a
+    vector store out of date), for the caller's trace.
+    """
+
+    top_score: float = 0.0
+    second_score: float = 0.0
+    candidates: int = 0
+    vectors_note: str = ""
+    generation: str = ""
+    fallbacks: list[str] = field(default_factory=list)
+
+
+class Searcher:
+    """Answers queries against a :class:`CodeIndex`; safe to share between threads.
+
+    Every call works on one :class:`IndexSnapshot` from start to end (see :mod:`retrievers.store.snapshot`):
+    the newest committed generation, or one a caller pins by name (a graph run keeps the generation
+    its first search saw). Calls on the same snapshot are serialised by its lock; a snapshot that a
+    newer commit replaced stays open while in use and for ``RETIRED_KEEP_S`` after, so a pinned run
+    can finish on it.
+    """
+
+    def __init__(self, index: CodeIndex) -> None:
+        """Open the index for reading (raises ``IndexMissing`` if there is none)."""
+        index.require()
+        self.index = index
+        # Guards the snapshots and the probe connection; never held while searching.
+        self._lock = threading.Lock()
+        self._probe = index.connect()
+        self._identity = self._database_identity()
+        self._loaded_vectors_version = self._vectors_version()
+        self._current = open_snapshot(index)
+        self._retired: list[IndexSnapshot] = []
+        self._log_checkpoint_due = True
+        # Chroma's client and the retry state after a server failure are shared by every snapshot.
+        self._vectors_lock = threading.RLock()
+        self._vectors_retry_at = 0.0
+        self._vectors_error = ""
+        self._pinned = threading.local()
+
+    def close(self) -> None:
+        """Release the connections, the generations' leases and this index's Chroma client."""
+        with self._lock:
+            for snapshot in [self._current, *self._retired]:
+                snapshot.close()
+            self._retired = []
+            self._probe.close()
+        self.index.reopen_vectors()
+
+    # ----------------------------------------------------------------- snapshots
+    def _database_identity(self) -> tuple[int, int] | None:
+        try:
+            stat = self.index.db_path.stat()
+        except OSError:
+            return None
+        return (stat.st_dev, stat.st_ino)
+
+    def _vectors_version(self) -> str:
+        return vectors_version(self._probe)
+
+    def _refresh_locked(self) -> None:
+        """Open a snapshot of a newer committed generation, if there is one (caller holds ``_lock``)."""
+        identity = self._database_identity()
+        if identity is None:
+            repo = self.index.repo
+            raise IndexMissing(f"the index of {repo} was deleted; run: grepgraph index {repo}")
+        if identity != self._identity:
+            # Rebuilt from scratch (another format, or deleted and re-indexed): a new database file.
+            self._probe.close()
+            self._probe = self.index.connect()
+            self._identity = identity
+            with self._vectors_lock:
+                self.index.reopen_vectors()
+        vectors_version = self._vectors_version()
+        generation = committed_generation(self._probe)
+        settings_changed = False
+        if vectors_version != self._loaded_vectors_version or generation != self._current.generation:
+            # A re-index may have switched the views or the embedding model: the next snapshot reads with those.
+            with self._vectors_lock:
+                settings_changed = self.index.follow_stored_settings()
+        if vectors_version != self._loaded_vectors_version:
+            if not self.index.vectors_hold(vectors_version):  # changes made through our own store are in it
+                with self._vectors_lock:
+                    self.index.reopen_vectors()
+            self._loaded_vectors_version = vectors_version
+        if settings_changed or generation != self._current.generation:
+            fresh = open_snapshot(self.index)
+            self._current.retired_at = time.monotonic()
+            self._retired.insert(0, self._current)
+            self._current = fresh
+            self._log_checkpoint_due = True
+        self._close_unused_locked()
+
+    def _close_unused_locked(self) -> None:
+        now = time.monotonic()
+        keep = []
+        for number, snapshot in enumerate(self._retired):
+            expired = number >= RETIRED_KEEP or now - (snapshot.retired_at or now) > RETIRED_KEEP_S
+            if expired and snapshot.users == 0:
+                snapshot.close()
+            else:
+                keep.append(snapshot)
+        if len(keep) < len(self._retired):
+            return_freed_memory()  # a generation's segments and caches: tens of MB on a large index
+        self._retired = keep
+        if self._log_checkpoint_due and not self._retired and self._current.users == 0:
+            self._let_the_log_restart_locked()
+
+    def _let_the_log_restart_locked(self) -> None:
+        """Checkpoint the log and, when it is long and all in the file, re-open the generation on the file."""
+        self._log_checkpoint_due = False
+        busy, frames, checkpointed = self._probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or frames < WAL_RESTART_FRAMES or checkpointed != frames:
+            return
+        fresh = open_snapshot(self.index)
+        self._current.close()
+        self._current = fresh
+
+    @contextmanager
+    def _snapshot(self, generation: str | None = None) -> Iterator[IndexSnapshot]:
+        """Hold one snapshot for a call: ``generation`` if still open, else the newest.
+
+        A call nested in another on the same thread (``chunk_text`` inside ``connection_lock``) gets the
+        snapshot the outer call holds.
+        """
+        pinned: list[IndexSnapshot] = self._pinned.__dict__.setdefault("stack", [])
+        if pinned and generation in (None, pinned[-1].generation):
+            yield pinned[-1]
+            return
+        with self._lock:
+            self._refresh_locked()
+            snapshot = next((s for s in self._retired if s.generation == generation), self._current)
+            snapshot.users += 1
+        try:
+            with snapshot.lock:
+                pinned.append(snapshot)
+                try:
+                    yield snapshot
+                finally:
+                    pinned.pop()
+        finally:
+            with self._lock:
+                snapshot.users -= 1
+                self._close_unused_locked()
+
+    @property
+    def chunk_count(self) -> int:
+        """Chunks in the newest committed generation."""
+        with self._snapshot() as snapshot:
+            return snapshot.chunk_count
+
+    @property
+    def generation(self) -> str:
+        """The newest committed generation's name."""
+        with self._snapshot() as snapshot:
+            return snapshot.generation
+
+    # ----------------------------------------------------------------- components
+    def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES,
+                       allowed: np.ndarray | None = None, *,
+                       generation: str | None = None) -> tuple[dict[int, float], LexicalSignal]:
+        """Top-``k`` chunk ids by BM25 (among ``allowed`` ids, if given) and the raw score signal."""
+        with self._snapshot(generation) as snapshot:
+            return self._lexical_top(snapshot, snapshot.lexical(query_tokens), query_tokens, k, allowed)
+
+    @staticmethod
+    def _lexical_top(snapshot: IndexSnapshot, scores: LexicalScores, query_tokens: list[str], k: int,
+                     allowed: np.ndarray | None) -> tuple[dict[int, float], LexicalSignal]:
+        if not query_tokens:
+            return {}, LexicalSignal(generation=snapshot.generation)
+        found, best = scores.top(k, allowed)
+        signal = LexicalSignal(best[0] if best else 0.0, best[1] if len(best) > 1 else 0.0, len(found),
+                               generation=snapshot.generation)
+        return found, signal
+
+    @staticmethod
+    def _keys_to_chunks(snapshot: IndexSnapshot, view: str, key_scores: dict[str, float]) -> dict[int, float]:
+        if not key_scores:
+            return {}
+        column = "card_key" if view == "card" else "code_key"
+        keys = list(key_scores)
+        found: dict[int, float] = {}
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for chunk_id, key in snapshot.connection.execute(
+                f"SELECT id, {column} FROM chunks WHERE {column} IN ({marks})", batch  # noqa: S608
+            ):
+                found[chunk_id] = key_scores[key]
+        return found
+
+    def dense_scores(self, text: str, k: int = DENSE_CANDIDATES) -> dict[str, dict[int, float]]:
+        """Top-``k`` chunk ids by cosine similarity, per embedded view."""
+        with self._snapshot() as snapshot:
+            return self._dense(snapshot, text, k)[0]
+
+    def _dense(self, snapshot: IndexSnapshot, text: str,
+               k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
+        """The top-``k`` cosines per view, and the query's vector (``None`` when nothing was embedded)."""
+        if not text.strip():
+            return {}, None
+        with self._vectors_lock, self.index.using_vectors(snapshot.views) as store:
+            if not any(store.cached_count(view) for view in snapshot.views):
+                return {}, None  # nothing embedded yet (lexical-only index): don't pay for the query embedding
+            vector = self.index.embedder.embed([text])[0]
+            found = {view: store.query(view, vector, k) for view in snapshot.views}
+        return {view: self._keys_to_chunks(snapshot, view, keys) for view, keys in found.items()}, vector
+
+    def _guarded_dense(self, snapshot: IndexSnapshot, text: str,
+                       k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
+        """:meth:`_dense`, or nothing while the Chroma server is unreachable (retried after a pause)."""
+        with self._vectors_lock:
+            if time.monotonic() < self._vectors_retry_at:
+                return {}, None
+        try:
+            found = self._dense(snapshot, text, k)
+        except vector_backend_errors() as error:
+            self._vectors_failed(error)
+            return {}, None
+        with self._vectors_lock:
+            self._vectors_error = ""
+        return found
+
+    def _vectors_failed(self, error: BaseException) -> None:
+        url = self.index.chroma_url or "the embedded database"
+        named = isinstance(error, EmbeddingUnavailable) or str(error).startswith("the Chroma server")
+        detail = str(error) if named else f"the Chroma server at {url}: {error}"
+        with self._vectors_lock:
+            self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
+            self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
+                                   f" retried after {VECTORS_RETRY_AFTER_S:g}s")
+            log.warning("%s (index of %s)", self._vectors_error, self.index.repo)
+            self.index.reopen_vectors()
+
+    def _fill_dense(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
+                    candidates: set[int]) -> bool:
+        """Exact cosines for candidates a view's top-k missed, so the blend compares like with like.
+
+        Returns whether the vector store was out of date (those candidates then got the neutral cosine).
+        """
+        stale = False
+        for view, scores in dense.items():
+            missing = [c for c in candidates if c not in scores]
+            if not missing:
+                continue
+            column = "card_key" if view == "card" else "code_key"
+            marks = ",".join("?" * len(missing))
+            key_of = dict(snapshot.connection.execute(
+                f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
+            with self._vectors_lock, self.index.using_vectors(snapshot.views) as store:
+                sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
+            stale = stale or view_stale
+            for chunk_id, key in key_of.items():
+                if key in sims:
+                    scores[chunk_id] = sims[key]
+            # Chunks with no vector (still being embedded, or tests in a large repository) get the
+            # pool's median cosine: unknown is neutral, and a zero would bury an exact name match.
+            known = sorted(scores.values())
+            neutral = known[len(known) // 2] if known else 0.0
+            for chunk_id in candidates:
+                scores.setdefault(chunk_id, neutral)
+        return stale
+
+    def name_coverage(self, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
+        """Share of each candidate's name words the query uses, on the newest generation (see :mod:`.evidence`)."""
+        with self._snapshot() as snapshot:
+            return name_coverage(snapshot, query_tokens, pool)
+
+    # ----------------------------------------------------------------- search
+    def search(self, query: str, limit: int = 10, *, keywords: list[str] | None = None,
+               dense_text: str | None = None, focus: str = "implementation",
+               candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
+               fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
+               scope: Scope | None = None, exact: bool = True, generation: str | None = None,
+               focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None) -> tuple[list[Hit], LexicalSignal]:
+        """Rank chunks for a query.
+
+        Args:
+            query: The user's text (natural language, code names or a whole issue report).
+            limit: How many hits to return.
+            keywords: Extra BM25 terms (from a caller or an LLM rewrite), searched with the query.
+            dense_text: Text to embed instead of the query (e.g. a hypothetical passage).
+            focus: ``implementation`` demotes test files, ``tests`` demotes the rest, ``all`` neither.
+            candidates: Size of each candidate list before blending.
+            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``, ``name``).
+            fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
+                same lists; kept to measure against).
+            dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
+            kind_priors: Let a query worded like a type's description lift types, their members' evidence
+                and the subclasses of a base class it names (``False``: kept to measure against).
+            scope: Only chunks of the files these path globs and languages keep (applied before every cut).
+            exact: Let text pasted from the code (the query, a quoted string, a code line) rank the
+                definition that holds it first (with the default weights).
+            generation: Search this index generation if it is still open (else the newest).
+            focus_demotion: The factor out-of-focus results take (see :func:`retrievers.rank.ranking.focus_factor`).
+            depth: How many blended candidates are ranked before the cut (default
+                :func:`retrievers.rank.ranking.candidate_depth` of ``limit``): a caller that asks for more
+                results than it shows passes the depth of the limit it shows, so its top results are
+                this search's top results for that limit.
+
+        Returns:
+            The hits, best first, and the BM25 signal of the query (with the generation searched).
+        """
+        query = without_environment_listing(query)[:MAX_QUERY_CHARS]
+        with self._snapshot(generation) as snapshot:
+            paths, allowed = snapshot.scope_filter(scope)
+            tokens = tokenize_query(query + " " + " ".join(keywords or []))
+            long_query = len(query.split()) > LONG_QUERY_WORDS
+            bm25 = snapshot.lexical(repeated_by_frequency(tokens, query, LONG_QUERY_TERM_REPEAT_CAP)
+                                    if long_query else tokens)
+            lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
+            if weights is not None and not any(weights.get(view) for view in ("card", "code")):
+                dense = False
+            exact_weight = 0.0
+            if weights is None and exact:
+                pasted_block = long_query and is_code_block(query)
+                exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
+            dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
+            wants_vectors = dense
+            dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
+            cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
+                                     else ({}, None))
+            symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
+            described = described_kind(query) if kind_priors else None
+            exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
+            if exceptions and allowed is not None:
+                kept = set(allowed.tolist())
+                exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}
+            mentions = mention_matches(snapshot, query)
+            store = TextStore(snapshot.connection, snapshot.text_cache)
+            pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
+            if allowed is not None:
+                cosines, symbols, mentions = (
+                    {view: within(scores, allowed) for view, scores in cosines.items()},
+                    within(symbols, allowed), within(mentions, allowed))
+            pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
+            if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
+                pool |= set(exceptions)
+            if weights is None:
+                weights = blend_weights(query, long_query, described)
+            calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
+            printed = template_evidence(store, query, paths) if weights.get("message") else {}
+            invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
+            if allowed is not None:
+                calls = within(calls, allowed)
+            pool |= set(calls) | set(printed) | set(invoked)
+            if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
+                pool |= {int(c) for c in allowed}
+            if cosines and query_vector is not None:
+                try:
+                    if self._fill_dense(snapshot, cosines, query_vector, pool):
+                        signal.fallbacks.append(STALE_VECTORS)
+                except vector_backend_errors() as error:
+                    self._vectors_failed(error)
+                    cosines = {}
+            vectors_error = self._vectors_error
+            if wants_vectors and vectors_error:
+                signal.vectors_note = vectors_error
+            elif wants_vectors and not cosines and dense_input.strip():
+                log.debug("%s (index of %s)", NO_VECTORS_YET, self.index.repo)
+                signal.fallbacks.append(NO_VECTORS_YET)
+            missing_lexical = [c for c in pool if c not in lexical]
+            lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
+            components: dict[str, dict[int, float]] = {
+                "exact": pasted,
+                "bm25": max_normalise(lexical_all),
+                "name": name_coverage(snapshot, name_evidence(query, tokens), pool),
+                "symbol": symbols,
+                "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
+                "calls": calls,
+                "message": printed,
+                "invoked": invoked,
+                **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
+            }
+            if not cosines:
+                # No vectors yet (first index still embedding): lexical evidence carries the ranking.
+                weights = {**weights, "bm25": 1.0}
+            if fusion == "rrf":
+                ranked_lists: list[list[int]] = [sorted(values, key=values.__getitem__, reverse=True)
+                                                 for name, values in components.items()
+                                                 if weights.get(name) and values]
+                list_weights = [weights[name] for name, values in components.items() if weights.get(name) and values]
+                blended = reciprocal_rank_fusion(ranked_lists, list_weights)
+            else:
+                blended = weighted_blend(components, weights)
+            # Demotions and the type lifts below can raise a hit from deeper down.
+            cut = depth or candidate_depth(limit)
+            top = blended[:cut]
+            listed = {chunk_id for chunk_id, _ in top}
+            top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
+            top += [(chunk_id, score) for chunk_id, score in blended[cut:] if chunk_id in exceptions]
+            hits = hydrate(snapshot.connection, top, components)
+            wants_type = described == "type"
+            head = head_phrase(query) if kind_priors else []
+            # "Checker which ...": opening with the name of a base class describes a kind of it.
+            subclasses = subclasses_named_by(snapshot.connection, head if wants_type else head[:1])
+            wants_type = wants_type or bool(subclasses)
+            if wants_type:
+                hits = lift_types_by_members(snapshot.connection, hits,
+                                             lambda ranked: hydrate(snapshot.connection, ranked, components))
+        for hit in hits:
+            apply_kind_priors(hit, described, wants_type, subclasses, exceptions)
+            # Added after the type lifts, so a class never inherits its member's pasted line.
+            hit.score += exact_weight * pasted.get(hit.chunk_id, 0.0)
+            hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
+        return collapse_duplicates(hits)[:limit], signal
+
+    # ----------------------------------------------------------------- filters, literal and regex search
+    def scope_filter(self, scope: Scope | None) -> tuple[list[str] | None, np.ndarray | None]:
+        """The paths and sorted chunk ids a scope keeps in the newest generation (``None, None``: everything).
+
+        Raises :class:`ScopeError` when the scope keeps no indexed file (a mistyped glob).
+        """
+        with self._snapshot() as snapshot:
+            return snapshot.scope_filter(scope)
+
+    def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
+             scope: Scope | None = None, focus_demotion: float = FOCUS_DEMOTION) -> GrepAnswer:
+        """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep.lines`); the best ``limit`` kept.
+
+        Raises :class:`PatternError` for a pattern that can't be searched and :class:`ScopeError` for a
+        filter that keeps no file.
+        """
+        pattern = compile_pattern(text, mode)
+        with self._snapshot() as snapshot:
+            paths, _ = snapshot.scope_filter(scope)
+            store = TextStore(snapshot.connection, snapshot.text_cache)
+            if not store.has_texts() and snapshot.languages:
+                repo = self.index.repo
+                raise IndexMissing(f"the index of {repo} has no stored texts; run: grepgraph index --rebuild {repo}")
+            kinds = snapshot.file_kinds()
+
+            def priority(path: str) -> float:
+                return focus_factor(focus, *kinds.get(path, (False, False)), focus_demotion)
+
+            found = search_lines(store, pattern, paths, priority)
+            ranked = rank_lines(found.matches, priority)
+            results = results_for(snapshot.connection, ranked[:limit])
+        return GrepAnswer(results, len(found.matches), found.complete, found.stopped, snapshot.generation)
+
+    def reading(self) -> AbstractContextManager[IndexSnapshot]:
+        """Hold the newest snapshot for a few reads: its ``connection`` and ``generation`` stay consistent."""
+        return self._snapshot()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The connection of the snapshot this thread holds (inside :meth:`connection_lock`).
+
+        Outside it, the newest snapshot's connection: for single-threaded scripts only.
+        """
+        pinned = self._pinned.__dict__.get("stack")
+        if pinned:
+            return pinned[-1].connection
+        with self._lock:
+            return self._current.connection
+
+    def connection_lock(self) -> AbstractContextManager[IndexSnapshot]:
+        """Hold the newest snapshot for this thread; :attr:`connection` is its connection meanwhile."""
+        return self._snapshot()
+
+    def chunk_text(self, path: str, symbol: str) -> str:
+        """The stored text of a chunk, by path and symbol (empty if unknown)."""
+        with self._snapshot() as snapshot:
+            row = snapshot.connection.execute(
+                "SELECT text FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", (path, symbol)).fetchone()
+        return row[0] if row else ""
+
+
+def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
+    """Open a searcher on ``repo``'s index."""
+    return Searcher(CodeIndex(repo, index_dir))
+
+
+__all__ = ["GrepAnswer", "Hit", "LexicalSignal", "PatternError", "Scope", "ScopeError", "Searcher", "open_searcher"]

@@ -1,0 +1,197 @@
+"""One committed index generation, as a search sees it from start to end.
+
+An indexer (another thread or process) may commit a new generation at any moment. A search
+that read BM25 scores from one generation and chunk rows from the next would rank ids that no
+longer exist, or mean other chunks. So a snapshot bundles what belongs together: the BM25
+segments of one generation, a SQLite connection whose read transaction was opened before that
+generation was read (WAL: every query through it sees that commit, whatever is committed
+later), a lease that keeps the generation's files on disk (:mod:`retrievers.store.generations`),
+and the caches computed from it. A snapshot is immutable apart from those caches and is used
+by one thread at a time (hold :attr:`IndexSnapshot.lock`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegraph.call_resolution import CallResolver
+from ..core.errors import IndexError_, IndexMissing
+from ..lexical.bm25 import LexicalIndex, top_k
+from ..query.scope import Scope, ScopeError, chunk_ids_in
+from ..rank.ranking import exception_types
+from ..source.languages import is_documentation, is_test_path
+from .generations import GenerationGone, GenerationLease
+from .index import CodeIndex
+from .segments import load_segments
+from .textstore import TextCache
+
+SCOPE_CACHE_SIZE = 64
+# The graph probes BM25 before deciding on a rewrite, then retrieves with the same tokens.
+LEXICAL_CACHE_SIZE = 16
+# An indexer committing faster than a reader can lease what it read: give up after this many tries.
+OPEN_ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class LexicalScores:
+    """The BM25 score of every live chunk of a snapshot for one token list (``ids`` sorted ascending)."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+
+    def top(self, k: int, allowed: np.ndarray | None = None) -> tuple[dict[int, float], list[float]]:
+        """The best ``k`` ids (among ``allowed``, if given) with their scores, and the two best scores."""
+        # A filter applies before the cut, so a small part of the repository still gets its best k.
+        scores = self.scores if allowed is None else np.where(np.isin(self.ids, allowed), self.scores, 0.0)
+        best = top_k(scores, k)
+        found = {int(self.ids[i]): float(self.scores[i]) for i in best}
+        return found, [float(self.scores[i]) for i in best[:2]]
+
+    def of(self, chunk_ids: list[int]) -> dict[int, float]:
+        """The scores of specific chunks (vector candidates BM25 did not rank)."""
+        if not chunk_ids or self.ids.size == 0:
+            return {}
+        wanted = np.asarray(sorted(chunk_ids), dtype=np.int64)
+        positions = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
+        hit = self.ids[positions] == wanted
+        return {int(c): float(self.scores[p]) for c, p in zip(wanted[hit], positions[hit])}
+
+
+EMPTY_SCORES = LexicalScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+
+
+class IndexSnapshot:
+    """The segments, file list, caches and a read transaction of one committed generation."""
+
+    def __init__(self, index: CodeIndex, connection: sqlite3.Connection, generation: str,
+                 lease: GenerationLease) -> None:
+        """Load ``generation`` through ``connection``, whose read transaction already sees it."""
+        self.generation = generation
+        self.connection = connection
+        self.lock = threading.RLock()
+        self._lease = lease
+        live = np.fromiter((row[0] for row in connection.execute("SELECT id FROM chunks ORDER BY id")),
+                           dtype=np.int64)
+        self.segments: list[tuple[np.ndarray, LexicalIndex, np.ndarray]] = [
+            (ids, bm25, np.isin(ids, live)) for ids, bm25 in load_segments(index.index_dir / "bm25" / generation)]
+        self.chunk_count = int(live.size)
+        self.views = index.views(self.chunk_count)
+        self.languages: dict[str, str] = dict(connection.execute("SELECT path, language FROM files"))
+        self.paths = list(self.languages)
+        self.text_cache = TextCache()
+        self._scopes: dict[Scope, tuple[list[str], np.ndarray]] = {}
+        self._lexical: OrderedDict[tuple[str, ...], LexicalScores] = OrderedDict()
+        self._kinds: dict[str, tuple[bool, bool]] | None = None
+        self._exceptions: dict[int, str] | None = None
+        self._resolver: CallResolver | None = None
+        self.users = 0
+        self.retired_at: float | None = None
+
+    def close(self) -> None:
+        """End the read transaction, close the connection and let the indexer delete the generation."""
+        try:
+            self.connection.rollback()
+            self.connection.close()
+        finally:
+            self._lease.release()
+
+    def knows(self, token: str) -> bool:
+        """Whether some chunk of this generation holds ``token`` (a word of the repository's vocabulary)."""
+        return any(bm25.knows(token) for _, bm25, _ in self.segments)
+
+    def lexical(self, tokens: list[str]) -> LexicalScores:
+        """BM25 scores of every live chunk for ``tokens`` (the last few token lists are remembered)."""
+        key = tuple(tokens)
+        with self.lock:
+            cached = self._lexical.get(key)
+            if cached is not None:
+                self._lexical.move_to_end(key)
+                return cached
+        ids_parts, score_parts = [], []
+        for ids, bm25, live in self.segments:
+            ids_parts.append(ids[live])
+            score_parts.append(np.asarray(bm25.scores(list(tokens)))[live])
+        # Segments are in id order (the delta holds newer ids), so the ids come out sorted.
+        scores = LexicalScores(np.concatenate(ids_parts), np.concatenate(score_parts)) if ids_parts else EMPTY_SCORES
+        with self.lock:
+            self._lexical[key] = scores
+            while len(self._lexical) > LEXICAL_CACHE_SIZE:
+                self._lexical.popitem(last=False)
+        return scores
+
+    def scope_filter(self, scope: Scope | None) -> tuple[list[str] | None, np.ndarray | None]:
+        """The paths and sorted chunk ids a scope keeps (``None, None``: everything).
+
+        Raises :class:`ScopeError` when the scope keeps no indexed file (a mistyped glob).
+        """
+        if scope is None or scope.is_everything:
+            return None, None
+        with self.lock:
+            kept = self._scopes.get(scope)
+            if kept is None:
+                paths = scope.allowed_paths(self.languages)
+                if not paths:
+                    raise ScopeError(f"no indexed file matches {scope.describe()}")
+                kept = (paths, chunk_ids_in(self.connection, paths))
+                if len(self._scopes) >= SCOPE_CACHE_SIZE:
+                    self._scopes.clear()
+                self._scopes[scope] = kept
+            return kept
+
+    def file_kinds(self) -> dict[str, tuple[bool, bool]]:
+        """``{path: (is test, is documentation)}`` of every indexed file, computed once."""
+        with self.lock:
+            if self._kinds is None:
+                self._kinds = {path: (is_test_path(path, language), is_documentation(path, language))
+                               for path, language in self.languages.items()}
+            return self._kinds
+
+    def exception_types(self) -> dict[int, str]:
+        """Chunk id -> symbol of every exception type (:func:`retrievers.rank.ranking.exception_types`), computed once."""
+        with self.lock:
+            if self._exceptions is None:
+                self._exceptions = exception_types(self.connection)
+            return self._exceptions
+
+    def call_resolver(self) -> CallResolver:
+        """A call resolver over this generation, kept for what it caches (file facts, the class hierarchy)."""
+        with self.lock:
+            if self._resolver is None:
+                self._resolver = CallResolver(self.connection)
+            return self._resolver
+
+
+def committed_generation(connection: sqlite3.Connection) -> str:
+    """The BM25 generation the connection's view of the index points at (empty: none yet)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
+    return row[0] if row else ""
+
+
+def open_snapshot(index: CodeIndex) -> IndexSnapshot:
+    """A snapshot of the generation committed now, leased and loaded inside one read transaction."""
+    for _ in range(OPEN_ATTEMPTS):
+        connection = index.connect()
+        try:
+            connection.execute("BEGIN")
+            generation = committed_generation(connection)
+            if not generation:
+                raise IndexMissing(f"no index for {index.repo} yet; run: grepgraph index {index.repo}")
+            lease = GenerationLease(index.index_dir / "bm25" / generation)
+        except GenerationGone:
+            connection.close()  # replaced after this transaction began: read the name again
+            continue
+        except BaseException:
+            connection.close()
+            raise
+        try:
+            return IndexSnapshot(index, connection, generation, lease)
+        except BaseException:
+            connection.close()
+            lease.release()
+            raise
+    raise IndexError_(f"the index of {index.repo} changed {OPEN_ATTEMPTS} times while being opened; try again")
