@@ -4,9 +4,12 @@ Besides declarations, a function is often a *value*: stored under a name
 (``const f = () => {}``, ``exports.f = function () {}``, ``{ m() {} }``), or passed to a
 factory whose result is stored (``export const Thing = makeKind("Thing", (inst) => {...})``).
 Both are definitions named after where they are stored; members the callback hangs on
-its first parameter (``inst.parse = ...``) are named under it (``Thing.parse``). A long
-callback passed to a call at file level (``app.get("/x", (req, res) => {...})``) is a
-definition named after the callee.
+its first parameter (``inst.parse = ...``) are named under it (``Thing.parse``). Inside a
+function body such a call is a local value (``const result = produce(base, (draft) => ...)``):
+its callback belongs to the enclosing function. A long callback passed to a call at file level
+(``app.get("/x", (req, res) => {...})``) is a definition of its own, honestly named after the
+call it is passed to (``app.get("/x", …) callback``), never after the callee: the callee is
+defined elsewhere, and a lookup of its definition must not find the call site.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ if TYPE_CHECKING:
 
 FILE_LEVEL_CALLBACK_MIN_LINES = 5
 """A callback passed to a call at file level becomes a chunk from this many lines on."""
+MAX_ARGUMENT_LABEL_CHARS = 40
+"""Longest first argument quoted in a callback's name (``each(objectTraps, …) callback``)."""
 
 _JS_DECLARATION_KINDS = {
     "function_declaration": "function",
@@ -196,6 +201,8 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
         return None
 
     made_by_call = function is not value
+    if made_by_call and not receiver_member and _inside_function_body(node):
+        return None  # a local holding a call's result: the callback is the enclosing function's
     if function.type == "class":
         kind = "class"
     elif made_by_call and node.type == "variable_declarator" and _looks_like_type_name(name):
@@ -212,8 +219,29 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
     )
 
 
+_JS_FUNCTION_BOUNDARIES = _JS_FUNCTION_VALUES | {"function_declaration", "generator_function_declaration",
+                                                 "method_definition"}
+
+
+def _inside_function_body(node: Node) -> bool:
+    """Whether ``node`` sits in a function's body rather than at file, namespace or class level."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _JS_FUNCTION_BOUNDARIES:
+            return True
+        if parent.type in ("class_body", "program"):
+            return False
+        parent = parent.parent
+    return False
+
+
 def _file_level_callback(node: Node, scope: Scope) -> Definition | None:
-    """``app.get("/x", (req, res) => {...})`` written at file level: named after its callee."""
+    """``app.get("/x", (req, res) => {...})`` written at file level: a definition named after the call.
+
+    A named function expression keeps its own name (``each(items, function visit() {...})``
+    defines ``visit``); an anonymous one is ``each(items, …) callback``. Never the callee's
+    bare name: that would make the call site a second definition of the callee.
+    """
     if scope.caller or scope.owner >= 0 or node.parent is None or node.parent.type != "expression_statement":
         return None
     if _js_callee_root(node) in _JS_TEST_BLOCKS:
@@ -222,7 +250,22 @@ def _file_level_callback(node: Node, scope: Scope) -> Definition | None:
     function = _callback_argument(node)
     if not callee or function is None or last_line(function) - first_line(function) + 1 < FILE_LEVEL_CALLBACK_MIN_LINES:
         return None
-    return define("function", callee, scope, _js_span(node), function.child_by_field_name("body"))
+    own_name = function.child_by_field_name("name")
+    name = text_of(own_name) if own_name is not None else _callback_name(node, callee, function)
+    return define("function", name, scope, _js_span(node), function.child_by_field_name("body"))
+
+
+def _callback_name(call: Node, callee: str, function: Node) -> str:
+    """``each(objectTraps, …) callback``: the call as written, its first argument when short and plain."""
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_child(0) if arguments is not None and arguments.named_child_count else None
+    label = ""
+    if first is not None and first != function and first.type in ("identifier", "string", "number"):
+        text = text_of(first)
+        # a dot would read as a qualifier in the symbol (``a.b``): such an argument stays unquoted
+        if len(text) <= MAX_ARGUMENT_LABEL_CHARS and "." not in text and "\n" not in text:
+            label = text + ", "
+    return f"{callee}({label}…) callback"
 
 
 def _js_define(node: Node, scope: Scope) -> Definition | None:
