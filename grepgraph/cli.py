@@ -8,6 +8,7 @@ give come from :mod:`retrievers.core.settings` (environment, ``grepgraph.toml``,
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -16,10 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers import __version__
+from grepgraph.retrievers.core.errors import no_index_yet
 from grepgraph.retrievers.core.results import rank_files
-from grepgraph.retrievers.core.settings import debug_enabled, default_repo, outside_value, resolve_service_settings
+from grepgraph.retrievers.core.run_settings import default_repo
+from grepgraph.retrievers.core.service_settings import resolve_service_settings
+from grepgraph.retrievers.core.settings import debug_enabled, outside_value
 
 from .logs import configure_logging
+from .result_text import result_heading, snippet_lines
 from .service_client import locate_index
 
 EXIT_USAGE = 2
@@ -41,7 +46,7 @@ def _repo_path(value: str | None) -> Path:
 
 def _settings_from(args: argparse.Namespace, repo: Path):
     """The build settings: the flags, else the environment and grepgraph.toml, else the index's own, else defaults."""
-    from grepgraph.retrievers.core.settings import resolve_index_settings
+    from grepgraph.retrievers.core.index_settings import resolve_index_settings
     from grepgraph.retrievers.store.index import CodeIndex
 
     flags = {"bm25_backend": args.bm25_backend, "views": args.views, "embed_tests": args.embed_tests,
@@ -57,6 +62,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     from .status import pending_vectors
 
     repo = _repo_path(args.path)
+    if not (args.index_dir or args.separate):
+        repo = _enclosing_repository(repo)
     chroma_url = args.chroma_url if args.chroma_url is not None else outside_value("chroma_url", repo)
     index = CodeIndex(repo, args.index_dir, settings=_settings_from(args, repo), chroma_url=chroma_url)
     progress, close = _progress_reporter(args.json or args.quiet, lambda: pending_vectors(index))
@@ -81,6 +88,20 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(f"  vectors: {summary.vectors_embedded} embedded{rate}, {summary.vectors_pending} pending{handed_over}")
     print(f"  skipped: {skipped}")
     return 0
+
+
+def _enclosing_repository(folder: Path) -> Path:
+    """The indexed repository ``folder`` lies in (said on stderr), else ``folder`` itself.
+
+    Searches from a subfolder use the enclosing index, so indexing one updates that index rather than
+    starting a second, nested one whose paths would be relative to the subfolder (``--separate`` asks for that).
+    """
+    enclosing, index_dir = locate_index(folder)
+    if enclosing == folder or not _has_index(index_dir):
+        return folder
+    print(f"grepgraph: {folder} is inside the indexed repository {enclosing}: updating its index ({index_dir});"
+          f" use --separate for an index of {folder.name}/ alone", file=sys.stderr)
+    return enclosing
 
 
 def _hand_vectors_to_service(repo: Path, index_dir: Path) -> str:
@@ -186,6 +207,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             request[name] = getattr(args, name) == "force"
     repo, index_dir = locate_index(_repo_path(args.repo), args.index_dir)
+    if not _has_index(index_dir):
+        raise no_index_yet(repo)
     context: dict[str, Any] = {"repo": str(repo), "index_dir": str(index_dir)}
     if args.chroma_url:
         context["chroma_url"] = args.chroma_url
@@ -225,9 +248,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             _print_trace(out["trace"], elapsed)
         return 0
     for rank, result in enumerate(out["results"], start=1):
-        print(f"{rank:>2}. {_result_heading(result)}")
-        for line in (result.get("snippet") or "").splitlines()[:4]:
-            print(f"      {line[:140]}")
+        print(f"{rank:>2}. {result_heading(result)}")
+        for line in snippet_lines(result.get("snippet") or "", request["query"]):
+            print(f"      {line}")
     if args.explain:
         _print_trace(out["trace"], elapsed)
     return 0
@@ -239,7 +262,7 @@ def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Pat
     from . import service_client as service
 
     settings = resolve_service_settings(repo, {"daemon": False} if args.no_daemon else None)
-    if not settings.daemon or not (index_dir / "index.sqlite").is_file():
+    if not settings.daemon or not _has_index(index_dir):
         return None  # no index: the in-process path says so, and no service is started for nothing
     if service.cannot_host_reason(index_dir):
         return None  # a read-only index, no Unix sockets: expected, nothing to report
@@ -250,6 +273,11 @@ def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Pat
     except (service.ServiceUnavailable, service.ServiceLost) as error:
         print(f"grepgraph: note: {error}; searching in this process", file=sys.stderr)
         return None
+
+
+def _has_index(index_dir: Path) -> bool:
+    """Whether an index has been written there (cheap: no import of the index's code)."""
+    return (index_dir / "index.sqlite").is_file()
 
 
 def _search_in_process(repo: Path, index_dir: Path, request: dict, context: dict) -> dict:
@@ -307,22 +335,6 @@ def _print_matches(out: dict) -> None:
         print(f"      {result['snippet'].strip()[:140]}")
 
 
-def _result_heading(result: dict) -> str:
-    """``path:start-end  symbol  [kind, score]``; a graph answer shows the line, the call and how it was matched."""
-    if "relation" not in result:
-        return (f"{result['path']}:{result['start_line']}-{result['end_line']}  {result['symbol']}"
-                f"  [{result['kind']}, {result['score']:.3f}]")
-    line = result.get("line") or result["start_line"]
-    inside = result["start_line"] <= line <= result["end_line"]  # callers: the call's line; callees: the definition
-    where = f"{result['path']}:{line if inside else result['start_line']}  " if result["path"] else ""
-    label = ", ".join(dict.fromkeys(part for part in (result["kind"], result.get("resolution")) if part))
-    via = result.get("via") or ""
-    call = f"  via {via}" if via and via != result["symbol"] else ""
-    if via and not inside:
-        call += f" (line {line})"
-    return f"{where}{result['symbol']}  [{label}]{call}"
-
-
 def _print_trace(trace: list[dict], elapsed_ms: float) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -378,6 +390,8 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         print(f"stopped the search service of {repo}" if stopped else f"no search service runs for {repo}")
         return 0
     if args.action == "start":
+        if not _has_index(index_dir):
+            raise no_index_yet(repo)  # not "not writable": the folder the service would live in does not exist yet
         reason = service.cannot_host_reason(index_dir)
         if reason:
             raise CLIError(f"can't run a search service here: {reason}")
@@ -418,13 +432,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented grepgraph.toml with every setting and its default."""
     from grepgraph.graphs.context import describe_settings
-    from grepgraph.retrievers.core.settings import (
-        INDEX_TABLE,
-        RUN_TABLE,
-        SERVICE_TABLE,
-        describe_index_settings,
-        describe_service_settings,
-    )
+    from grepgraph.retrievers.core.index_settings import describe_index_settings
+    from grepgraph.retrievers.core.service_settings import describe_service_settings
+    from grepgraph.retrievers.core.settings import INDEX_TABLE, RUN_TABLE, SERVICE_TABLE
 
     target = Path(args.path)
     if target.exists() and not args.force:
@@ -457,6 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", parents=[logs], help="index a repository (incremental)")
     index.add_argument("path", nargs="?", help="repository root (default: current directory)")
     index.add_argument("--index-dir", help="where to keep the index (default: PATH/.grepgraph)")
+    index.add_argument("--separate", action="store_true",
+                       help="inside an indexed repository, build a separate index of PATH alone (default: update"
+                       " the enclosing repository's index)")
     index.add_argument("--rebuild", action="store_true", help="rebuild from scratch")
     index.add_argument("--no-embed", action="store_true", help="lexical index only; vectors on the next run")
     index.add_argument("--bm25-backend", choices=["bm25s", "rank_bm25"], help="BM25 engine (default bm25s)")
@@ -544,6 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--port", type=int, default=8765)
     _host_guard_flags(mcp)
     mcp.set_defaults(handler=_delegate("grepgraph.mcp_server"))
+    parser.set_defaults(command_parsers=dict(commands.choices))  # for parse_arguments' suggestions
     return parser
 
 
@@ -579,9 +593,41 @@ def _delegate(module: str):
     return handler
 
 
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """The parsed command line; a mistyped command or option is refused with the closest name that exists.
+
+    An option the subcommand does not know is refused by the subcommand itself, so the usage shown
+    is that command's (its options), not the top-level list of commands.
+    """
+    words = sys.argv[1:] if argv is None else argv
+    commands = parser.get_default("command_parsers")
+    command = next((word for word in words if not word.startswith("-")), None)
+    if command is not None and command not in commands:
+        close = difflib.get_close_matches(command, commands, n=1)
+        if close:
+            parser.error(f"unknown command {command!r}; did you mean {close[0]}?")
+    args, unknown = parser.parse_known_args(words)
+    if unknown:
+        subcommand = commands[args.command]
+        subcommand.error(_unknown_arguments(subcommand, unknown))
+    return args
+
+
+def _unknown_arguments(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """``unrecognized arguments: --rpeo X; did you mean --repo?`` (the closest option of ``parser``, if any)."""
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    options = [option for action in parser._actions for option in action.option_strings]
+    for word in unknown:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1)
+            if close:
+                return f"{message}; did you mean {close[0]}?"
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), argv)
     from grepgraph.retrievers.core.errors import IndexError_
 
     configure_logging(args.verbose, args.log_file)
