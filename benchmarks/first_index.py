@@ -34,7 +34,7 @@ def first_index(repo: Path, work: Path, embedding: str, embed: bool = True) -> d
     shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".grepgraph", ".git"))
     os.environ["GREPGRAPH_EMBEDDING_CACHE"] = str(work / f"empty-cache-{time.time_ns()}.sqlite")
     os.environ["XDG_CACHE_HOME"] = str(work / f"empty-user-cache-{time.time_ns()}")
-    from grepgraph.retrievers.core.settings import IndexSettings
+    from grepgraph.retrievers.core.index_settings import IndexSettings
     from grepgraph.retrievers.dense.embeddings import shared_embedder
     from grepgraph.retrievers.store.index import CodeIndex
 

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.core.settings import resolve_service_settings
+from grepgraph.retrievers.core.service_settings import resolve_service_settings
 
 from benchmarks.load import rss_mb  # noqa: E402
 from grepgraph import service_client  # noqa: E402

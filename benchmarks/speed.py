@@ -46,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex

@@ -30,7 +30,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grepgraph.retrievers.core.errors import IndexError_, IndexMissing
-from grepgraph.retrievers.core.settings import default_repo, environment, outside_value
+from grepgraph.retrievers.core.run_settings import default_repo
+from grepgraph.retrievers.core.settings import environment, outside_value
 from grepgraph.retrievers.store.index import CodeIndex, default_index_dir
 
 from .context import Context, resolve_context

@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from grepgraph.retrievers.core.run_settings import DEFAULT_LLM_BASE_URL, default_repo
 from grepgraph.retrievers.core.settings import (
-    DEFAULT_LLM_BASE_URL,
     RUN_TABLE,
     default_of,
-    default_repo,
     environment,
     file_settings,
     layered,
@@ -55,7 +54,7 @@ class Context:
             "traced). Empty: none is sent.", secret=True)
     llm_timeout_s: float = _setting(
         20.0, "Seconds one LLM call may take before search goes on without it (a 1.5B model on 2 busy CPU cores "
-              "answered the zero-result rewrite in 2-5 s idle, up to 22 s under load; see the README).")
+              "answered the zero-result rewrite in 2-5 s idle, up to 22 s under load; see docs/llm-stages.md).")
     llm_retry_after_s: float = _setting(
         30.0, "After the LLM was unreachable or failed, seconds before it is tried again (no per-query timeouts)."
     )
@@ -64,10 +63,10 @@ class Context:
              "calls are cut to end before it.")
     auto_rewrite: bool = _setting(
         False, "Let the heuristics send queries to the LLM rewrite (off: only rewrite=True or zero results call it; "
-               "measured on a 1.5B local model it did not pay, see the README).")
+               "measured on a 1.5B local model it did not pay, see docs/llm-stages.md).")
     auto_rerank: bool = _setting(
         False, "Let the heuristics send queries to the LLM rerank (off: only rerank=True calls it; measured on a "
-               "1.5B local model it did not pay, see the README).")
+               "1.5B local model it did not pay, see docs/llm-stages.md).")
     rewrite_min_content_words: int = _setting(3, "A question needs at least this many content words to be rewritten.")
     rewrite_stopword_ratio: float = _setting(
         0.45, "Prose with more function words (a, the, of, is...) than this share is rewritten."

@@ -32,7 +32,8 @@ from typing import IO, Any
 
 from grepgraph.logs import configure_logging
 from grepgraph.retrievers.core.memory import limit_malloc_arenas
-from grepgraph.retrievers.core.settings import CONFIG_ENV, ServiceSettings, env_name, resolve_service_settings
+from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
+from grepgraph.retrievers.core.settings import CONFIG_ENV, env_name, environment, unset_variables
 from grepgraph.service_client import (
     LOCK_NAME,
     SOCKET_NAME,
@@ -102,9 +103,8 @@ class SearchService:
         # in-process; the settings file a client names must be ours. Other variables (index settings, the
         # embedding cache) don't change a search: the watcher re-indexes with those it was started with.
         self.context_fields = list(Context.__dataclass_fields__)
-        for name in self.context_fields:
-            os.environ.pop(env_name(name), None)
-        self.config = os.environ.get(CONFIG_ENV)
+        unset_variables(self.context_fields)
+        self.config = environment().get(CONFIG_ENV)
         self.watcher: Any = None
         self._pending: tuple[Any, int] = (None, 0)
 

@@ -1,7 +1,8 @@
 """Talk to a repository's resident search service (``grepgraph.daemon``), starting it when needed.
 
 This module is what a command-line search imports on its fast path, so it imports nothing heavy:
-no LangGraph, Chroma, numpy or onnxruntime, only the standard library and :mod:`retrievers.core.settings`.
+no LangGraph, Chroma, numpy or onnxruntime, only the standard library and the settings modules of
+:mod:`retrievers.core`.
 
 The service of an index lives in ``<index_dir>/service/`` (a directory only its owner can enter):
 ``service.sock`` (the Unix socket, mode 0600), ``service.lock`` (held by the live service for its
@@ -29,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers import __version__
-from grepgraph.retrievers.core.settings import ENV_PREFIX, INDEX_DIRNAME, ServiceSettings, resolve_service_settings
+from grepgraph.retrievers.core.index_settings import INDEX_DIRNAME
+from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
+from grepgraph.retrievers.core.settings import environment
 
 SERVICE_DIRNAME = "service"
 SOCKET_NAME = "service.sock"
@@ -105,7 +108,7 @@ def locate_index(start: Path, index_dir: str | Path | None = None) -> tuple[Path
 
 def client_environment() -> dict[str, str]:
     """The ``GREPGRAPH_*`` variables of this process (the service applies them to this client's searches)."""
-    return {name: value for name, value in os.environ.items() if name.startswith(ENV_PREFIX)}
+    return dict(environment())
 
 
 def cannot_host_reason(index_dir: Path) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from .core.settings import ollama_url
+from .core.run_settings import ollama_url
 from .dense.embeddings import embedder_for
 
 

@@ -1,8 +1,8 @@
-"""Where every setting comes from, decided in one place.
+"""Where every setting comes from, decided in one place: the layers, the environment, the file.
 
-Each setting is a field of a settings dataclass (the graph's run settings,
-``graphs.context.Context``, and the index's build settings, :class:`IndexSettings`), and
-takes the first value found in these layers:
+Each setting is a field of a settings dataclass (the graph's run settings, ``graphs.context.Context``; the
+index's build settings, :mod:`~retrievers.core.index_settings`; the service's,
+:mod:`~retrievers.core.service_settings`), and takes the first value found in these layers:
 
 1. the caller: ``graph.invoke(..., context={...})``, a command-line flag;
 2. the environment: ``GREPGRAPH_<FIELD>`` (``GREPGRAPH_LIMIT=5``, ``GREPGRAPH_VIEWS=card``);
@@ -10,16 +10,17 @@ takes the first value found in these layers:
    Run settings are its top-level keys (or a ``[grepgraph]`` table), index settings its ``[index]`` table;
 4. what the index was built with (index settings only), then the field's default.
 
-This module is the only one that reads ``os.environ`` for grepgraph and the only one
-that reads ``grepgraph.toml``; everything else receives values.
+This module holds the mechanism, not the fields. It is the only one that reads ``GREPGRAPH_*`` variables
+(everything else asks :func:`environment`) and the only one that reads ``grepgraph.toml``; everything else
+receives values.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, Field, dataclass, field, fields
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import MISSING, Field, field, fields
 from functools import cache
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -35,15 +36,9 @@ CONFIG_FILENAME = "grepgraph.toml"
 RUN_TABLE = "grepgraph"
 INDEX_TABLE = "index"
 SERVICE_TABLE = "service"
-# Where a repository's index lives unless told otherwise: <repo>/.grepgraph.
-INDEX_DIRNAME = ".grepgraph"
-# Files larger than this are not indexed (the default of the max_file_bytes index setting). Named here, not in
-# walk.py: reading settings must stay cheap for the command-line client, which never walks a repository.
-MAX_FILE_BYTES = 1_000_000
 # Process-wide switches that only make sense in the environment (not per repository or per call).
 EMBEDDING_CACHE_ENV = "GREPGRAPH_EMBEDDING_CACHE"
 DEBUG_ENV = "GREPGRAPH_DEBUG"
-DEFAULT_LLM_BASE_URL = "http://localhost:11434"
 
 # Names of the layers, as reported by ``grepgraph status`` and in error messages.
 CALLER, ENVIRONMENT, FILE, INDEX, DEFAULT = "caller", "environment", "grepgraph.toml", "index", "default"
@@ -57,47 +52,6 @@ def setting(default: Any, description: str, choices: tuple[str, ...] = (), secre
     """
     return field(default=default, repr=not secret,
                  metadata={"description": description, "choices": choices, "secret": secret})
-
-
-@dataclass
-class IndexSettings:
-    """Settings an index is built with; they are stored in the index and reused by every later run."""
-
-    bm25_backend: str = setting("bm25s", "BM25 engine.", ("bm25s", "rank_bm25"))
-    embedding_model: str = setting(
-        "minilm", "Embedding model: minilm (bundled, offline), minilm-quantized (the same, ~1.5x faster to embed, "
-        "ranks a little lower) or ollama:<model>, e.g. ollama:nomic-embed-text.")
-    views: str = setting("auto", "What to embed per chunk (auto: card+code up to 25k chunks, cards above).",
-                         ("auto", "card", "card+code"))
-    embed_tests: str = setting("auto", "Vectors for test files (auto: a card vector, no code vector, up to 25k "
-                               "chunks; always: both views).",
-                               ("auto", "always", "never"))
-    max_file_bytes: int = setting(MAX_FILE_BYTES, "Files larger than this are not indexed.")
-
-    def rebuild_key(self) -> dict:
-        """The settings the stored chunks depend on: changing one rebuilds the index.
-
-        ``views`` and ``embed_tests`` are not among them: changing those only adds or drops vectors.
-        """
-        return {"bm25_backend": self.bm25_backend, "embedding_model": self.embedding_model,
-                "max_file_bytes": self.max_file_bytes}
-
-    def to_dict(self) -> dict:
-        """Every field, as stored in the index."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-@dataclass
-class ServiceSettings:
-    """Settings of the resident per-repository search service (``grepgraph daemon``) and its watcher."""
-
-    daemon: bool = setting(True, "grepgraph search goes through a resident service per repository, started on "
-                                 "demand (false: every search loads the index in its own process).")
-    service_idle_s: float = setting(1800.0, "Seconds without a request after which the service exits.")
-    service_start_s: float = setting(90.0, "Seconds a search waits for a service it started to answer, before "
-                                           "searching in-process.")
-    watch: bool = setting(True, "The service follows file changes and re-indexes the changed files.")
-    watch_debounce_ms: int = setting(200, "Changes within this many milliseconds are re-indexed together.")
 
 
 # ---------------------------------------------------------------- the environment
@@ -135,9 +89,15 @@ def env_name(field_name: str) -> str:
     return f"{ENV_PREFIX}{field_name.upper()}"
 
 
+def unset_variables(field_names: Iterable[str]) -> None:
+    """Remove ``GREPGRAPH_<FIELD>`` of each field from this process's environment (the service: see its use)."""
+    for name in field_names:
+        os.environ.pop(env_name(name), None)
+
+
 def embedding_cache_setting() -> str:
     """``$GREPGRAPH_EMBEDDING_CACHE`` (a path, ``off``, or empty for the default place)."""
-    return os.environ.get(EMBEDDING_CACHE_ENV, "")
+    return environment().get(EMBEDDING_CACHE_ENV, "")
 
 
 def user_cache_dir() -> Path:
@@ -147,7 +107,7 @@ def user_cache_dir() -> Path:
 
 def debug_enabled() -> bool:
     """``GREPGRAPH_DEBUG`` set: the CLI shows tracebacks instead of one-line errors."""
-    return bool(os.environ.get(DEBUG_ENV))
+    return bool(environment().get(DEBUG_ENV))
 
 
 # ---------------------------------------------------------------- the file
@@ -312,43 +272,6 @@ def layered(schema: type, given: Mapping[str, Any], environ: Mapping[str, str], 
     return values, sources
 
 
-def describe_index_settings() -> list[tuple[str, Any, str]]:
-    """``(name, default, description)`` of every index setting (for ``grepgraph init`` and docs)."""
-    return [(f.name, default_of(f), f.metadata["description"]) for f in fields(IndexSettings)]
-
-
-def resolve_index_settings(repo: Path | str, given: Mapping[str, Any] | None = None,
-                           stored: IndexSettings | None = None,
-                           environ: Mapping[str, str] | None = None) -> tuple[IndexSettings, dict[str, str]]:
-    """The settings the next ``index`` run uses, and where each came from.
-
-    Args:
-        repo: The repository (its ``grepgraph.toml`` is read).
-        given: Command-line values (``None``: not given).
-        stored: What the index was built with (``None``: no index yet).
-        environ: The ``GREPGRAPH_*`` variables (default: the process's).
-    """
-    environ = environment() if environ is None else environ
-    file_values, path = file_settings(repo, INDEX_TABLE, environ)
-    values, sources = layered(IndexSettings, given or {}, environ, file_values, path,
-                              stored.to_dict() if stored else None)
-    return IndexSettings(**values), sources
-
-
-def resolve_service_settings(repo: Path | str | None, given: Mapping[str, Any] | None = None,
-                             environ: Mapping[str, str] | None = None) -> ServiceSettings:
-    """The service's settings: flags, else ``GREPGRAPH_*``, else the file's ``[service]`` table, else defaults."""
-    environ = environment() if environ is None else environ
-    file_values, path = file_settings(repo, SERVICE_TABLE, environ)
-    values, _ = layered(ServiceSettings, given or {}, environ, file_values, path)
-    return ServiceSettings(**values)
-
-
-def describe_service_settings() -> list[tuple[str, Any, str]]:
-    """``(name, default, description)`` of every service setting (for ``grepgraph init``)."""
-    return [(f.name, default_of(f), f.metadata["description"]) for f in fields(ServiceSettings)]
-
-
 def outside_value(name: str, repo: Path | str | None, default: str | None = None,
                   environ: Mapping[str, str] | None = None) -> str | None:
     """A run setting from the environment, else the file, else ``default`` (for code outside the graph)."""
@@ -359,11 +282,3 @@ def outside_value(name: str, repo: Path | str | None, default: str | None = None
     return str(file_values[name]) if name in file_values else default
 
 
-def ollama_url(repo: Path | str | None = None) -> str:
-    """The Ollama server for embeddings outside a graph run: the ``llm_base_url`` setting (environment, file)."""
-    return outside_value("llm_base_url", repo) or DEFAULT_LLM_BASE_URL
-
-
-def default_repo(environ: Mapping[str, str] | None = None) -> str:
-    """The repository when none is given: ``$GREPGRAPH_REPO``, else ``$GREPGRAPH_CONFIG``'s ``repo``, else cwd."""
-    return outside_value("repo", None, environ=environ) or os.getcwd()

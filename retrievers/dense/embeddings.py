@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.settings import DEFAULT_LLM_BASE_URL
+from ..core.run_settings import DEFAULT_LLM_BASE_URL
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pathspec
 
-from ..core.settings import MAX_FILE_BYTES
+from ..core.index_settings import MAX_FILE_BYTES
 from .languages import language_of
 
 MINIFIED_LINE_CHARS = 1_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..core.settings import IndexSettings
+from ..core.index_settings import IndexSettings
 from .textstore import TEXT_SCHEMA
 
 INDEX_FORMAT = 10  # 10: a root testing/ directory's files are tests

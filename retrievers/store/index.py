@@ -41,8 +41,9 @@ import numpy as np
 
 from .. import __version__
 from ..core.errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
+from ..core.index_settings import INDEX_DIRNAME, IndexSettings, resolve_index_settings
 from ..core.model import ParsedFile, ProgressCallback
-from ..core.settings import INDEX_DIRNAME, IndexSettings, ollama_url, resolve_index_settings
+from ..core.run_settings import ollama_url
 from ..dense.leases import CurrentVectorStore, lazy_lease
 from ..dense.sync import (
     collect_garbage,
@@ -77,7 +78,7 @@ AUTO_CODE_VIEW_MAX_CHUNKS = 25_000
 AUTO_TEST_VECTORS_MAX_CHUNKS = 25_000
 # Below that, "auto" gives a test chunk its card vector but not its raw-code one (mostly calls and literals):
 # the docstring, multi-language and issue rulers ranked every query the same without them, and the docstring
-# packages needed 15-35% fewer vectors (README, first index).
+# packages needed 15-35% fewer vectors (BENCHMARKS.md, "What a test file gets embedded").
 
 @dataclass
 class IndexSummary:

@@ -2,7 +2,7 @@ import math
 import shutil
 from pathlib import Path
 
-from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.langchain import GrepGraphEmbeddings
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex

@@ -33,7 +33,7 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
 from grepgraph.retrievers.core.errors import IndexBusy
-from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.dense import sync as vector_sync
 from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
 from grepgraph.retrievers.rank.search import Searcher

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 
-from grepgraph.retrievers.core.settings import IndexSettings
+from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 

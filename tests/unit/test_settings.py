@@ -6,21 +6,10 @@ import os
 from dataclasses import fields
 
 import pytest
-from grepgraph.retrievers.core.settings import (
-    CALLER,
-    DEFAULT,
-    ENVIRONMENT,
-    FILE,
-    INDEX,
-    IndexSettings,
-    ServiceSettings,
-    config_path,
-    default_repo,
-    describe_index_settings,
-    ollama_url,
-    resolve_index_settings,
-    resolve_service_settings,
-)
+from grepgraph.retrievers.core.index_settings import IndexSettings, describe_index_settings, resolve_index_settings
+from grepgraph.retrievers.core.run_settings import default_repo, ollama_url
+from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
+from grepgraph.retrievers.core.settings import CALLER, DEFAULT, ENVIRONMENT, FILE, INDEX, config_path
 
 
 @pytest.fixture(autouse=True)
