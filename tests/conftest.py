@@ -1,4 +1,4 @@
-"""Test-wide settings: keep the machine-wide embedding cache out of the tests' way."""
+"""Test-wide settings and clean-up: the machine-wide embedding cache kept out of the way, no service left running."""
 
 import os
 import shutil
@@ -15,6 +15,19 @@ SAMPLE_REPO = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 os.environ.setdefault("GREPGRAPH_EMBEDDING_CACHE", "off")
 # A command-line search in a test runs in the test's process; the service tests turn the service on.
 os.environ.setdefault("GREPGRAPH_DAEMON", "off")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_search_service_outlives_the_run(tmp_path_factory):
+    """At the end of the run, stop every search service still running for an index under this run's temp dir.
+
+    A command-line search a test runs with the service on starts one, detached; a test or fixture that did so
+    should stop it, and this catches the ones that don't (services of other runs are left alone).
+    """
+    yield
+    from tests.processes import stop_search_services
+
+    stop_search_services(tmp_path_factory.getbasetemp())
 
 
 def indexed_sample_repo(tmp_path_factory) -> dict[str, str]:

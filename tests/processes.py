@@ -1,4 +1,8 @@
-"""Servers the tests and benchmarks start on loopback: a free port, waiting for them, stopping them."""
+"""Servers the tests and benchmarks start: a free loopback port, waiting for them, stopping them.
+
+Search services (``python -m grepgraph.daemon``) start detached (their own session, no parent to end with), so
+they are found by their command line: :func:`search_services` lists those of the indexes under a directory.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from pathlib import Path
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -49,3 +54,39 @@ def stop_process_group(process: subprocess.Popen, on_kill: Callable[[], None] | 
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=15)
+
+
+def search_services(under: Path) -> dict[int, Path]:
+    """Running search services whose index directory lies under ``under``: pid -> index directory (Linux)."""
+    under = under.resolve()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = [os.fsdecode(part) for part in (entry / "cmdline").read_bytes().split(b"\0")]
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if "grepgraph.daemon" not in argv or "--index-dir" not in argv[:-1]:
+            continue
+        index_dir = Path(argv[argv.index("--index-dir") + 1])
+        if index_dir.is_relative_to(under):
+            found[int(entry.name)] = index_dir
+    return found
+
+
+def stop_search_services(under: Path, timeout_s: float = 30.0) -> dict[int, Path]:
+    """Stop every search service of an index under ``under`` (asked first, killed if it stays); what ran."""
+    from grepgraph import service_client
+    from tests.waiting import wait_until
+
+    running = search_services(under)
+    for index_dir in set(running.values()):
+        with suppress(OSError, ValueError):  # a service that can't be asked is killed below
+            service_client.stop_service(index_dir, timeout_s)
+    with suppress(AssertionError):
+        wait_until(lambda: not search_services(under), timeout=timeout_s, interval=0.1)
+    for pid in search_services(under):
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return running

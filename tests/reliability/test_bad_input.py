@@ -26,6 +26,7 @@ from grepgraph.retrievers.core.errors import IndexError_
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
+from grepgraph import service_client
 from tests.conftest import hang_deadline, isolated_settings
 
 pytestmark = pytest.mark.slow
@@ -133,6 +134,7 @@ def hostile(isolated_module, tmp_path_factory):
     yield {"repo": repo, "index": index, "summary": summary, "phases": phases}
     os.chmod(bad / "locked.py", 0o644)
     forget_searchers()
+    service_client.stop_service(index.index_dir)  # the one the CLI searches started
 
 
 def test_the_index_completes_and_counts_every_skipped_file(hostile):
