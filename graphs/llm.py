@@ -9,9 +9,10 @@ Every call goes through :class:`LLMGateway`, which
 - bounds each call by ``llm_timeout_s`` of wall time (streamed replies included), or by less when
   the run's deadline comes sooner, and then cancels the call: the request runs as a task on one
   event-loop thread, so cancelling it closes its HTTP connection and no thread stays behind;
-- turns every failure — refused, timed out, HTTP error (401/404/429/5xx), reset, garbage, wrong shape,
-  a reply from another model than the one asked for — into ``None`` plus an outcome string for the trace
-  (an API key never appears in it, nor in the log);
+- turns every failure — refused, timed out, HTTP error (401/404/429/5xx), reset, garbage, wrong shape —
+  into ``None`` plus an outcome string for the trace (an API key never appears in it, nor in the log);
+- uses a reply whose server names another model than ``llm_model`` (llama.cpp's server names it after the
+  model file): the trace records the name given, and the log says so once, as a warning;
 - caches rewrites by (query, intent, model).
 
 Tests inject any LangChain chat model (``chat_model=``); production builds ``ChatOllama`` or ``ChatOpenAI``
@@ -48,11 +49,13 @@ log = logging.getLogger(__name__)
 
 CONNECT_PROBE_TIMEOUT_S = 0.25
 REWRITE_CACHE_SIZE = 512
+MODEL_NAME_CHARS = 120  # of a model name a server sent, kept in the trace and the log
 
 _health: dict[tuple[str, str], tuple[bool, float]] = {}
 _health_lock = threading.Lock()
 _rewrite_cache: OrderedDict[tuple, dict] = OrderedDict()
 _rewrite_lock = threading.Lock()  # graph runs in parallel threads read and write it
+_other_names_noted: set[tuple[str, str, str, str]] = set()  # (provider, url, llm_model, name the server gave)
 # One client per (provider, base_url, model, timeout, key): building one loads the CA bundle twice (~80 ms of CPU),
 # which every call paid while the gateway was rebuilt per node run. The client is thread-safe.
 _chat_models: dict[tuple, Any] = {}
@@ -69,12 +72,23 @@ class LLMReply:
     outcome: str
     milliseconds: float
     tokens: dict[str, int] | None = None  # prompt / output (/ cached) tokens, as the server reported them
+    answered_by: str = ""  # the model the server named, when it is not the llm_model setting
+
+    def trace_fields(self) -> dict:
+        """What a node's trace records of the call besides its outcome: time, tokens, another model's name."""
+        fields: dict = {"llm_ms": self.milliseconds}
+        if self.tokens:
+            fields["llm_tokens"] = self.tokens
+        if self.answered_by:
+            fields["llm_answered_by"] = self.answered_by
+        return fields
 
 
 def reset_llm_state() -> None:
     """Forget reachability, cached rewrites and clients (tests, or after starting an LLM server)."""
     with _health_lock:
         _health.clear()
+        _other_names_noted.clear()
     with _rewrite_lock:
         _rewrite_cache.clear()
     with _chat_models_lock:
@@ -221,15 +235,31 @@ class LLMGateway:
                 self._mark_down()
             return self._failed(f"error: {type(error).__name__}: {self._redacted(str(error))[:120]}", elapsed())
         answered = reply_model(message)
-        if not self._injected and not same_model(self.model, answered):
-            return self._failed(f"invalid reply: answered by model {answered[:60]!r}, not {self.model!r}", elapsed())
+        other_name = "" if self._injected or same_model(self.model, answered) else answered[:MODEL_NAME_CHARS]
+        if other_name:
+            self._note_other_name(other_name)
         content = getattr(message, "content", message)
         if not isinstance(content, str):
             return self._failed("error: non-text reply", elapsed())
         value = parse_json_object(content)
         if value is None:
             return self._failed("invalid reply: no JSON object", elapsed())
-        return LLMReply(value, "ok", elapsed(), token_counts(message))
+        return LLMReply(value, "ok", elapsed(), token_counts(message), other_name)
+
+    def _note_other_name(self, answered: str) -> None:
+        """Say once per server and names that the server calls its model otherwise than ``llm_model``.
+
+        llama.cpp's server names its replies after the model file unless started with an alias, LM Studio
+        and proxies after their own catalogue: the reply is still the configured server's, so it is used.
+        """
+        key = (self.provider, self.base_url, self.model, answered)
+        with _health_lock:
+            if key in _other_names_noted:
+                return
+            _other_names_noted.add(key)
+        log.warning("the LLM server at %s names its model %r, not %r as the llm_model setting says; its replies are"
+                    " used (set llm_model = %r, or give the server that alias, to silence this)",
+                    self.base_url, answered, self.model, answered)
 
     # ------------------------------------------------------------------ cache
     def cached_rewrite(self, key: tuple) -> dict | None:

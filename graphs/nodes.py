@@ -324,7 +324,7 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
                                 context.llm_query_chars)
     reply = gateway.call_json(messages, deadline=state.get("deadline"), schema=REWRITE_SCHEMA)
     terms = clean_terms((reply.value or {}).get("terms"))
-    usage = {"llm_ms": reply.milliseconds, **({"llm_tokens": reply.tokens} if reply.tokens else {})}
+    usage = reply.trace_fields()
     if not terms:
         outcome = reply.outcome if reply.value is None else "invalid reply: no usable terms"
         return {"rewrite_terms": [], "rewrite_attempts": attempts,
@@ -438,7 +438,7 @@ def rerank(state: SearchState, runtime: Runtime[Context], chat_model: Any = None
     messages = rerank_messages(state["query"], state.get("intent", ""), top, context.rerank_snippet_chars,
                                context.llm_query_chars)
     reply = gateway.call_json(messages, deadline=state.get("deadline"), schema=rerank_schema(len(top)))
-    usage = {"llm_ms": reply.milliseconds, **({"llm_tokens": reply.tokens} if reply.tokens else {})}
+    usage = reply.trace_fields()
     ranking = (reply.value or {}).get("ranking")
     order: list[int] = []
     if isinstance(ranking, list):
