@@ -15,6 +15,9 @@ a fixed seed, pasted as literals. Every query runs ``--repeat`` times after a wa
 - ``rg -n`` on the same files when ripgrep is installed (a process per query, as a user runs it; given
   the indexed files, so it skips what the index skips, such as ``site-packages``).
 
+Then the regexes a backtracking engine takes exponential time on (the tests check they are searched and
+match nothing), each over the one line that triggers it, through the line scan every search uses.
+
 Prints one table with p50 / p95 milliseconds per mode and engine.
 """
 
@@ -51,6 +54,9 @@ REGEXES = [
     r"#\s*XXX", r"lambda \w+: \w+\.\w+", r"\w+Error", r"https?://\S+", r"^def test_\w+",
 ]
 MIN_SAMPLED_CHARS = 30
+# Each takes exponential time in Python's re on PATHOLOGICAL_LINE, linear time in RE2.
+PATHOLOGICAL = ["(a+)+$", "(a|aa)+$", "(a*)*b", "(a*)*!$", "(.*a){12}$", "(.*a){20}$"]
+PATHOLOGICAL_LINE = b"a" * 50_000 + b"!"
 
 
 def sampled_lines(searcher: Searcher, count: int, seed: int) -> list[str]:
@@ -89,6 +95,19 @@ def in_memory_scan(texts: list[bytes], text: str, mode: str) -> int:
     """Matching lines over texts already in memory (the alternative to the trigram index)."""
     pattern = compile_pattern(text, mode)
     return sum(1 for data in texts for _ in lines_in(data, pattern))
+
+
+def pathological_rows(repeat: int) -> list[dict]:
+    """One row per pattern of ``PATHOLOGICAL``: the line scan over ``PATHOLOGICAL_LINE``."""
+    rows = []
+    for text in PATHOLOGICAL:
+        pattern = compile_pattern(text, "regex")
+        matches = sum(1 for _ in lines_in(PATHOLOGICAL_LINE, pattern))
+        times = timed(lambda: list(lines_in(PATHOLOGICAL_LINE, pattern)), repeat)
+        rows.append({"mode": "pathological regex", "engine": f"{text} on {len(PATHOLOGICAL_LINE):,} characters",
+                     "queries": 1, "p50_ms": round(statistics.median(times), 1),
+                     "p95_ms": round(percentile(times, 0.95), 1), "median_matching_lines": matches})
+    return rows
 
 
 def run_rg(repo: Path, files: list[str], text: str, mode: str) -> None:
@@ -145,6 +164,7 @@ def main() -> None:  # noqa: D103
             rows.append({"mode": mode, "engine": engine, "queries": len(texts_of_mode),
                          "p50_ms": round(statistics.median(times), 1), "p95_ms": round(percentile(times, 0.95), 1),
                          "median_matching_lines": statistics.median(matches)})
+    rows += pathological_rows(args.repeat)
     if args.json:
         print(json.dumps(rows, indent=2))
         return

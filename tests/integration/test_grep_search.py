@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,8 @@ from grepgraph.retrievers.grep.lines import PatternError
 from grepgraph.retrievers.query.scope import Scope, ScopeError
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
+
+from tests.conftest import hang_deadline
 
 PROJECT = Path(__file__).resolve().parents[2]
 GREPGRAPH = PROJECT / ".venv" / "bin" / "grepgraph"
@@ -124,12 +125,12 @@ def test_regex_matches_lines_in_every_language_with_their_symbols(indexed):
         ("web/checksum.ts", "computeChecksum")}
 
 
-def test_a_catastrophic_backtracking_regex_runs_in_linear_time(indexed):
-    # On 900 "a"s and a "!", a backtracking engine explores 2^900 ways to fail; RE2 reads the line once.
-    started = time.perf_counter()
-    assert indexed["searcher"].grep("(a+)+$", "regex", limit=5).total == 0
-    assert indexed["searcher"].grep("(a+)+!'$", "regex", limit=5).results[0]["path"] == "engine/slow.py"
-    assert time.perf_counter() - started < 2.0
+def test_a_catastrophic_backtracking_regex_is_searched(indexed):
+    # On 900 "a"s and a "!", a backtracking engine explores 2^900 ways to fail (it would hang here); RE2 reads
+    # the line once. Its timings: benchmarks/grep_speed.py.
+    with hang_deadline(60):
+        assert indexed["searcher"].grep("(a+)+$", "regex", limit=5).total == 0
+        assert indexed["searcher"].grep("(a+)+!'$", "regex", limit=5).results[0]["path"] == "engine/slow.py"
 
 
 def test_patterns_that_cannot_run_are_refused_clearly(indexed):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from grepgraph.retrievers.rank.fusion import (
     FIRST_RANK_BONUS,
-    RRF_K,
     SECOND_THIRD_RANK_BONUS,
     max_normalise,
     reciprocal_rank_fusion,
@@ -25,8 +24,7 @@ def test_rrf_without_bonus_matches_the_formula():
     assert [item for item, _ in reciprocal_rank_fusion(LISTS, top_rank_bonus=False)] == ["c", "b", "a"]
 
 
-def test_rrf_default_k_and_rank_bonus():
-    assert RRF_K == 60
+def test_rrf_rank_bonus():
     fused = reciprocal_rank_fusion(LISTS)
     expected = {
         "a": 1 / 61 + FIRST_RANK_BONUS,
