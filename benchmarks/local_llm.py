@@ -358,7 +358,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--model", choices=sorted(MODELS), default="1.5b")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--threads", type=int, default=2, help="2 was faster than 1 at every load measured (README)")
+    parser.add_argument("--threads", type=int, default=2, help="2 beat 1 at every load measured (docs/llm-stages.md)")
     parser.add_argument("--calls", type=int, default=6, help="timing: calls per stage")
     parser.add_argument("--context", type=int, default=8192, help="context window in tokens (shared by the two slots)")
     args = parser.parse_args()

@@ -11,7 +11,7 @@ server's prompt cache keeps them between calls); the variable part follows, cut 
 - related symbols are their names only (a path costs ~6 tokens and told the model nothing it used), and
   the background line is left out when the caller gave none.
 
-Measured on one core of this machine (README, "The LLM stages on a real local model"): a 1.5B model reads
+Measured on one core of this machine (docs/llm-stages.md): a 1.5B model reads
 ~9 prompt tokens and writes ~4.5 tokens a second there, so the rewrite asks for 2-4 terms, not 3-6.
 """
 

@@ -11,7 +11,7 @@ _M_ARENA_MAX = -8
 # Arenas a long-running process may use. glibc gives a thread that starts allocating an arena of its own (up to
 # 8 per core), and what an arena's threads free in pieces stays with that arena, out of a trim's reach: a
 # service whose request, watcher and Chroma threads take turns grew with every re-index. With two, the service
-# over 500 re-indexes grew +25.6 MB, all in the first 50, instead of +89.8 MB and rising (README, memory).
+# over 500 re-indexes grew +25.6 MB, all in the first 50, instead of +89.8 MB and rising (BENCHMARKS.md).
 LONG_RUNNING_ARENAS = 2
 
 

@@ -4,7 +4,7 @@ Every tuning constant lives here, named. RRF (Cormack, Clarke & Büttcher, 2009)
 merges lists that come from *different queries* (sub-queries, LLM rewrites), whose
 scores are not comparable. Within one query, BM25 and vector scores *are* available
 side by side, and a weighted blend of normalised scores measured better than RRF on
-our benchmark (see the README), so the searcher uses the blend there.
+our benchmark (see BENCHMARKS.md), so the searcher uses the blend there.
 """
 
 from __future__ import annotations
