@@ -52,7 +52,7 @@ def sample_texts(index_file: Path, count: int, seed: int = 3) -> dict[str, list[
 
 def embedder_class(packaged_file: bool, fusions_left_out: list[str], profile_prefix: str = "") -> type:
     """A MiniLM embedder running the packaged file or the default's, with these fusions left out, maybe profiled."""
-    from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder, minilm_files, single_core_options
+    from grepgraph.retrievers.dense.minilm import MiniLMEmbedder, minilm_files, single_core_options
 
     class SetUp(MiniLMEmbedder):
         def _resolve_model_path(self) -> tuple[Path, str]:
@@ -75,7 +75,7 @@ def embedder_class(packaged_file: bool, fusions_left_out: list[str], profile_pre
 
 def set_ups() -> dict[str, tuple[bool, list[str]]]:
     """Each set-up's (runs the packaged file, fusions left out)."""
-    from grepgraph.retrievers.dense.embeddings import SLOWER_FUSIONS
+    from grepgraph.retrievers.dense.minilm import SLOWER_FUSIONS
 
     return {"packaged": (True, []), "default": (False, SLOWER_FUSIONS)}
 
@@ -115,7 +115,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--profile", action="store_true", help="also: time per operator type (256 cards)")
     args = parser.parse_args()
     texts = sample_texts((args.index_dir or args.repo / ".grepgraph") / "index.sqlite", args.texts)
-    from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+    from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 
     # The default is timed as it runs (the class itself); the packaged graph through a set-up class.
     setups = {"packaged": embedder_class(*set_ups()["packaged"])(), "default": MiniLMEmbedder()}

@@ -35,7 +35,7 @@ def first_index(repo: Path, work: Path, embedding: str, embed: bool = True) -> d
     os.environ["GREPGRAPH_EMBEDDING_CACHE"] = str(work / f"empty-cache-{time.time_ns()}.sqlite")
     os.environ["XDG_CACHE_HOME"] = str(work / f"empty-user-cache-{time.time_ns()}")
     from grepgraph.retrievers.core.index_settings import IndexSettings
-    from grepgraph.retrievers.dense.embeddings import shared_embedder
+    from grepgraph.retrievers.dense.minilm import shared_embedder
     from grepgraph.retrievers.store.index import CodeIndex
 
     for quantized in (True, False):  # a model file resolved by an earlier run is not reused

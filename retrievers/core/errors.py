@@ -51,13 +51,15 @@ class VectorsUnavailable(IndexError_):
     """The Chroma server or the embedding model's server can't be reached; the lexical index still works."""
 
 
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding model's server did not embed (down, unknown model, error or malformed reply)."""
+
+
 def vector_backend_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "the Chroma server (or the embedding model's server) is not answering".
 
     Use as ``except vector_backend_errors():`` (evaluated only when something was raised).
     """
     import httpx  # chromadb's HTTP client
-
-    from ..dense.embeddings import EmbeddingUnavailable
 
     return (VectorsUnavailable, EmbeddingUnavailable, httpx.TransportError)

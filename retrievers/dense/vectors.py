@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.memory import return_freed_memory
-from .embeddings import MINILM_MODEL_ID, MiniLMEmbedder
+from .minilm import MINILM_MODEL_ID, MiniLMEmbedder
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,14 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..core.errors import IndexBusy, IndexError_, IndexMissing, VectorsUnavailable, vector_backend_errors
+from ..core.errors import (
+    EmbeddingUnavailable,
+    IndexBusy,
+    IndexError_,
+    IndexMissing,
+    VectorsUnavailable,
+    vector_backend_errors,
+)
 from ..core.index_settings import INDEX_DIRNAME, IndexSettings, resolve_index_settings
 from ..core.model import ParsedFile, ProgressCallback
 from ..core.run_settings import ollama_url
@@ -315,8 +322,6 @@ class CodeIndex:
         previous = json.loads(row[0]).get("embedding_model") if row and has_index else None
         if previous == self.settings.embedding_model:
             return
-        from ..dense.embeddings import EmbeddingUnavailable
-
         try:
             self.embedder.embed(["grepgraph"])
         except EmbeddingUnavailable as error:

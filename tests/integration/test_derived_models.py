@@ -15,12 +15,12 @@ from grepgraph.retrievers.dense.derived_models import (
     quantized_path,
     unguarded_model,
 )
-from grepgraph.retrievers.dense.embeddings import (
+from grepgraph.retrievers.dense.embeddings import embedder_for
+from grepgraph.retrievers.dense.minilm import (
     MINILM_MODEL_ID,
     MINILM_QUANTIZED_MODEL_ID,
     MiniLMEmbedder,
     cut_ids,
-    embedder_for,
     minilm_files,
 )
 from grepgraph.retrievers.rank.search import Searcher
@@ -57,7 +57,7 @@ def test_the_quantized_copy_is_made_once_and_named_after_its_source(tmp_path):
 
 def test_two_processes_making_it_at_once_both_get_one_complete_model(tmp_path):
     script = ("import sys; from pathlib import Path\n"
-              "from grepgraph.retrievers.dense.embeddings import minilm_files\n"
+              "from grepgraph.retrievers.dense.minilm import minilm_files\n"
               "from grepgraph.retrievers.dense.derived_models import quantized_model\n"
               "print(quantized_model(minilm_files()[0], Path(sys.argv[1])))\n")
     racers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)

@@ -37,7 +37,7 @@ def test_an_index_embedded_by_ollama_is_searched_with_the_same_model(tmp_path, m
 
 
 def test_a_large_call_embeds_on_several_sessions_with_the_same_vectors():
-    from grepgraph.retrievers.dense.embeddings import PARALLEL_MIN_TEXTS_PER_SESSION, MiniLMEmbedder
+    from grepgraph.retrievers.dense.minilm import PARALLEL_MIN_TEXTS_PER_SESSION, MiniLMEmbedder
 
     texts = [f"def handler_{n}(request):\n    return route(request, {'x' * (n % 40)!r})" for n in range(96)]
     assert len(texts) >= 2 * PARALLEL_MIN_TEXTS_PER_SESSION

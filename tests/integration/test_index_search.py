@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from grepgraph.retrievers.core.errors import IndexBusy
 from grepgraph.retrievers.core.index_settings import IndexSettings
-from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 from grepgraph.retrievers.rank.ranking import Hit
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex, IndexSummary

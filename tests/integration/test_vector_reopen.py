@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
-from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder
+from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex, closing_connection
 

@@ -1,6 +1,7 @@
 """The code view's word-piece cut: applied to MiniLM only, and part of the code view's vector keys."""
 
-from grepgraph.retrievers.dense.embeddings import MiniLMEmbedder, OllamaEmbedder
+from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
+from grepgraph.retrievers.dense.ollama import OllamaEmbedder
 from grepgraph.retrievers.dense.sync import CODE_VIEW_MAX_TOKENS, vector_model_ids, view_token_limit
 
 
