@@ -353,7 +353,7 @@ def test_a_second_indexer_is_refused_while_the_lock_is_held(evolving, embedder):
 
 INDEXER = """
 import json, sys, time
-from grepgraph.retrievers import vector_sync
+from grepgraph.retrievers.dense import sync as vector_sync
 from grepgraph.retrievers.store.index import CodeIndex, IndexMissing, IndexSettings
 from grepgraph.retrievers.rank.search import Searcher
 
