@@ -221,11 +221,12 @@ def lookup_symbol_graph(state: SearchState, runtime: Runtime[Context]) -> dict:
         refs = _within_scope(refs, searcher, scope_of(state))
         rows = {}
         for ref in refs[: state.get("limit", context.limit)]:
-            text = searcher.chunk_text(ref.path, ref.symbol) if ref.path else ""
-            rows[(ref.path, ref.symbol)] = code_result(
+            text, text_start = graph.text_at(ref) if ref.path else ("", ref.start_line)
+            # one result per call site: a caller calling twice is listed at both lines
+            rows[(ref.path, ref.symbol, ref.line)] = code_result(
                 ref.path, ref.start_line, ref.end_line, ref.symbol, ref.kind, 1.0,
-                _reference_snippet(text, _line_offset(ref)), line=ref.line or ref.start_line, relation=relation,
-                via=ref.via, resolution=ref.resolution)
+                _reference_snippet(text, _line_offset(ref, text_start)), line=ref.line or ref.start_line,
+                relation=relation, via=ref.via, resolution=ref.resolution)
     results = list(rows.values())
     return {"results": results, "files": rank_files(results),
             "trace": _trace("lookup_symbol_graph", started, decision=f"{relation} of {symbol}",
@@ -242,9 +243,12 @@ def _within_scope(refs: list, searcher: Any, scope: Scope) -> list:
     return [ref for ref in refs if ref.path in kept]
 
 
-def _line_offset(ref: Any) -> int:
-    """Where the snippet centres: the referencing line when it lies in the chunk (callers), else its top (callees)."""
-    return ref.line - ref.start_line if ref.start_line <= ref.line <= ref.end_line else 0
+def _line_offset(ref: Any, text_start: int) -> int:
+    """Where the snippet centres: the referencing line when it lies in the chunk (callers), else its top (callees).
+
+    ``text_start`` is the first line of the text read: a long definition's window may start below the definition.
+    """
+    return ref.line - text_start if ref.start_line <= ref.line <= ref.end_line and ref.line >= text_start else 0
 
 
 def _resolution_counts(refs: list) -> str:

@@ -332,12 +332,13 @@ def create_server(repos: list[str]) -> MCPServer:
         target, name = _target(catalog, repo), _check_name(name)
         searcher = _searcher(target)
         with searcher.connection_lock():
-            refs = SymbolGraph(searcher.connection).definitions(name)
-        definitions: list[Definition] = [
-            {"path": ref.path, "symbol": ref.symbol, "kind": ref.kind, "start_line": ref.start_line,
-             "end_line": ref.end_line, "snippet": _first_lines(searcher.chunk_text(ref.path, ref.symbol))}
-            for ref in refs
-        ]
+            graph = SymbolGraph(searcher.connection)
+            # the definition's own text, not a same-named module remainder's (``finalize`` in finalize.ts)
+            definitions: list[Definition] = [
+                {"path": ref.path, "symbol": ref.symbol, "kind": ref.kind, "start_line": ref.start_line,
+                 "end_line": ref.end_line, "snippet": _first_lines(graph.text_at(ref)[0])}
+                for ref in graph.definitions(name)
+            ]
         result: LookupResult = {"repo": target.name, "name": name, "definitions": definitions}
         if not definitions:
             result["note"] = _unknown(name, target)

@@ -91,11 +91,17 @@ class SymbolGraph:
         return sorted(refs, key=lambda r: _name(r.symbol) != _name(name))
 
     def _enclosing(self, path: str, source: str, line: int) -> SymbolRef:
-        """The chunk a reference sits in (its source symbol, or the module)."""
+        """The chunk a reference sits in (its source symbol, or the module).
+
+        A definition named like its file (``finalize`` in ``finalize.ts``) shares its symbol with
+        the module remainder's chunks, and overloads (Java) share theirs: the definition whose lines
+        hold the reference is the one meant.
+        """
         if source:
             row = self.connection.execute(
                 "SELECT path, symbol, kind, start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
-                " ORDER BY start_line LIMIT 1", (path, source)).fetchone()
+                " ORDER BY kind IN ('module', 'text'), NOT (start_line <= ? AND ? <= end_line), part, start_line"
+                " LIMIT 1", (path, source, line, line)).fetchone()
             if row:
                 return SymbolRef(row[0], row[1], row[2], row[3], row[4], line=line)
         row = self.connection.execute(
@@ -114,7 +120,9 @@ class SymbolGraph:
         ).fetchall()
 
     def callers(self, name: str) -> list[SymbolRef]:
-        """Who calls ``name``: calls resolved to its definitions first, then same-named calls *by name only*.
+        """Who calls ``name``, one reference per call site (a caller calling twice is listed at both lines).
+
+        Calls resolved to its definitions come first, then same-named calls *by name only*.
 
         A call is resolved when the code says where it goes (``self.m()``, an imported name, a
         constructor); one that resolves elsewhere (a library's method of the same name) is left
@@ -129,8 +137,8 @@ class SymbolGraph:
         wanted = self._call_targets_of(definitions)
         bare_names = self._called_names(definitions)
         resolver = CallResolver(self.connection)
-        resolved: dict[tuple[str, str], SymbolRef] = {}
-        by_name: dict[tuple[str, str], SymbolRef] = {}
+        resolved: dict[tuple[str, str, int], SymbolRef] = {}
+        by_name: dict[tuple[str, str, int], SymbolRef] = {}
         for path, source, target, line in self._call_sites(definitions):
             resolution = resolver.resolve(path, source, target)
             if resolution.status == RESOLVED and wanted.intersection(resolution.targets):
@@ -141,22 +149,22 @@ class SymbolGraph:
                 continue
             ref = self._enclosing(path, source, line)
             ref.via, ref.resolution = target, label
-            bucket.setdefault((ref.path, ref.symbol), ref)
+            bucket.setdefault((ref.path, ref.symbol, ref.line), ref)
         listed = list(resolved.values()) + [ref for key, ref in by_name.items() if key not in resolved]
         return listed[:MAX_ROWS]
 
     def callers_by_name(self, name: str) -> list[SymbolRef]:
-        """Every call whose last name part is ``name``'s, all labelled by name only.
+        """Every call whose last name part is ``name``'s, one per call site, all labelled by name only.
 
         The resolver's baseline, and the answer for a name the repository does not define.
         """
-        found: dict[tuple[str, str], SymbolRef] = {}
+        found: dict[tuple[str, str, int], SymbolRef] = {}
         for path, source, target, line in self._references_to(name, "calls"):
             if _name(target) != _name(name):
                 continue
             ref = self._enclosing(path, source, line)
             ref.via, ref.resolution = target, BY_NAME
-            found.setdefault((ref.path, ref.symbol), ref)
+            found.setdefault((ref.path, ref.symbol, ref.line), ref)
         return list(found.values())[:MAX_ROWS]
 
     @staticmethod
@@ -240,8 +248,24 @@ class SymbolGraph:
     def _definition_ref(self, key: Key) -> SymbolRef:
         row = self.connection.execute(
             "SELECT path, symbol, kind, start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
-            " ORDER BY start_line LIMIT 1", key).fetchone()
+            " ORDER BY kind IN ('module', 'text'), part LIMIT 1", key).fetchone()
         return SymbolRef(*row) if row else SymbolRef(key[0], key[1], "function", 0, 0)
+
+    def text_at(self, ref: SymbolRef) -> tuple[str, int]:
+        """The stored text of the chunk ``ref`` points into, and the line that text starts at.
+
+        For a long definition, the window that holds the referencing line; a definition's chunk
+        before a same-named module remainder's (``finalize`` in ``finalize.ts``).
+        """
+        line = ref.line or ref.start_line
+        # part 0 spans its whole definition: among the chunks holding the line, the last window is the one
+        # whose text does; a line elsewhere (a callee's, whose reference line is its caller's) reads part 0
+        row = self.connection.execute(
+            "SELECT text, start_line FROM (SELECT text, start_line, kind, part,"
+            " (start_line <= ? AND ? <= end_line) AS holds FROM chunks WHERE path = ? AND symbol = ?)"
+            " ORDER BY kind != ?, holds DESC, CASE WHEN holds THEN -part ELSE part END LIMIT 1",
+            (line, line, ref.path, ref.symbol, ref.kind)).fetchone()
+        return (row[0], row[1]) if row else ("", ref.start_line)
 
     def subclasses(self, name: str) -> list[SymbolRef]:
         """Classes (and Rust/Go types) that inherit from or implement ``name``."""
