@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
-import grepgraph
-
 from ..core.model import ParsedFile
 from .cards import with_index_texts
 from .chunking import parse_file
@@ -29,9 +27,11 @@ log = logging.getLogger(__name__)
 
 PARALLEL_PARSE_MIN_FILES = 200
 MAX_WORKERS = 8
-# The directory that holds the ``grepgraph`` package, so a worker imports this very copy of it.
-_PACKAGE_ROOT = str(Path(grepgraph.__file__).resolve().parents[1])
-_WORKER_CODE = "from grepgraph.retrievers.parse.parallel import serve_jobs; serve_jobs()"
+# The directory that holds the top-level package this module was imported from, so a worker imports this very
+# copy of it. Looked up, not imported: the package is loaded before any module inside it, and importing it here
+# would import the layer above (the command line and the servers).
+_PACKAGE_ROOT = str(Path(sys.modules[__name__.partition(".")[0]].__path__[0]).resolve().parent)
+_WORKER_CODE = f"from {__name__} import serve_jobs; serve_jobs()"
 
 Job = tuple[str, bytes, str]  # (path, file bytes, language)
 

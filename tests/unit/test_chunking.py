@@ -6,7 +6,9 @@ from textwrap import dedent
 
 import pytest
 from grepgraph.retrievers.core.model import Chunk, ParsedFile
-from grepgraph.retrievers.parse.chunking import TEXT_WINDOW_LINES, TEXT_WINDOW_OVERLAP, parse_file, parse_python
+from grepgraph.retrievers.parse.chunking import parse_file
+from grepgraph.retrievers.parse.line_chunks import TEXT_WINDOW_LINES, TEXT_WINDOW_OVERLAP
+from grepgraph.retrievers.parse.python import parse_python
 
 SOURCE = dedent(
     '''\
