@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.model import ProgressCallback
-from .walk import SourceFile, generated_reason, walk_repository
+from .walk import SkippedFiles, SourceFile, generated_reason, walk_repository
 
 # Files between two progress reports (the bar moves on a small repository too).
 SCAN_PROGRESS_EVERY = 25
@@ -26,8 +25,8 @@ class ScanResult:
     present: set[str] = field(default_factory=set)
     # known paths no longer present (deleted, unreadable, now ignored or generated)
     removed: list[str] = field(default_factory=list)
-    # files left out, by reason
-    skipped: Counter = field(default_factory=Counter)
+    # files left out, by reason (and the first few of each by name)
+    skipped: SkippedFiles = field(default_factory=SkippedFiles)
 
 
 def file_hash(data: bytes) -> str:
@@ -38,14 +37,14 @@ def file_hash(data: bytes) -> str:
 def scan_changes(repo: Path, max_file_bytes: int, known: dict[str, tuple], progress: ProgressCallback) -> ScanResult:
     """Compare the repository with ``known`` (path -> (hash, size, mtime_ns)) and say what changed."""
     walk = walk_repository(repo, max_file_bytes)
-    scan = ScanResult(skipped=Counter(walk.skipped))
+    scan = ScanResult(skipped=walk.skipped)
     for number, source in enumerate(walk.files):
         if number % SCAN_PROGRESS_EVERY == 0:
             progress("scan", number, len(walk.files))
         try:
             stat = source.absolute.stat()
         except OSError:
-            scan.skipped["unreadable"] += 1
+            scan.skipped.add("unreadable", source.path)
             continue
         previous = known.get(source.path)
         if previous and previous[1] == stat.st_size and previous[2] == stat.st_mtime_ns:
@@ -54,11 +53,11 @@ def scan_changes(repo: Path, max_file_bytes: int, known: dict[str, tuple], progr
         try:
             data = source.absolute.read_bytes()
         except OSError:
-            scan.skipped["unreadable"] += 1
+            scan.skipped.add("unreadable", source.path)
             continue
         reason = generated_reason(source.absolute.name, data[:8192])
         if reason:
-            scan.skipped[reason] += 1
+            scan.skipped.add(reason, source.path)
             continue
         scan.present.add(source.path)
         digest = file_hash(data)

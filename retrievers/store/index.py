@@ -46,6 +46,7 @@ from ..core.errors import (
     IndexError_,
     IndexMissing,
     VectorsUnavailable,
+    no_index_yet,
     vector_backend_errors,
 )
 from ..core.index_settings import INDEX_DIRNAME, IndexSettings, resolve_index_settings
@@ -101,6 +102,7 @@ class IndexSummary:
     edges: int = 0
     parse_errors: int = 0
     skipped: dict = field(default_factory=dict)
+    skipped_paths: dict = field(default_factory=dict)  # reason -> the first paths skipped for it (folders end in /)
     seconds: float = 0.0
     phases: dict = field(default_factory=dict)
     rebuilt: bool = False
@@ -361,6 +363,7 @@ class CodeIndex:
         scan = scan_changes(self.repo, self.settings.max_file_bytes, known, progress)
         changed, touched, removed = scan.changed, scan.touched, scan.removed
         summary.skipped = dict(scan.skipped)
+        summary.skipped_paths = scan.skipped.named
         summary.files = len(scan.present)
         summary.files_changed = len(changed)
         summary.files_removed = len(removed)
@@ -513,7 +516,7 @@ class CodeIndex:
                 f"the index of {self.repo} was built by another grepgraph version; run: grepgraph index {self.repo}"
             )
         if not self.exists():
-            raise IndexMissing(f"no index for {self.repo} yet; run: grepgraph index {self.repo}")
+            raise no_index_yet(self.repo)
 
     def status(self) -> dict:
         """Counts, settings, versions and freshness of the index."""
@@ -580,7 +583,7 @@ class CodeIndex:
         """The BM25 generation the committed index points at."""
         row = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
         if not row:
-            raise IndexMissing(f"no index for {self.repo} yet; run: grepgraph index {self.repo}")
+            raise no_index_yet(self.repo)
         return self.index_dir / "bm25" / row[0]
 
 
