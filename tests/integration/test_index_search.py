@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 from grepgraph.retrievers.rank.ranking import Hit
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex, IndexSummary
+
+from tests.waiting import wait_until
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
@@ -329,24 +332,37 @@ def test_a_second_indexer_is_refused_while_the_lock_is_held(evolving, embedder):
             CodeIndex(evolving.repo, embedder=embedder).update(embed=False)
     # Released: the next run goes through, and one that waits gets the lock when it is freed.
     CodeIndex(evolving.repo, embedder=embedder).update(embed=False)
-    released = threading.Event()
+    acquired, let_go = threading.Event(), threading.Event()
+    order: list[str] = []
 
-    def hold_briefly() -> None:
+    def hold_until_let_go() -> None:
         with holder.lock():
             acquired.set()
-            time.sleep(0.5)
-        released.set()
+            let_go.wait(60)
+            order.append("released")
 
-    acquired = threading.Event()
-    thread = threading.Thread(target=hold_briefly)
+    def wait_then_index() -> None:
+        CodeIndex(evolving.repo, embedder=embedder).update(embed=False, wait_for_lock=True)
+        order.append("indexed")
+
+    thread = threading.Thread(target=hold_until_let_go)
     thread.start()
     assert acquired.wait(10)
-    started = time.monotonic()
-    CodeIndex(evolving.repo, embedder=embedder).update(embed=False, wait_for_lock=True)
-    # It waited for the holder (which keeps the lock ~0.5 s) instead of failing or running alongside.
-    assert time.monotonic() - started >= 0.3
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(wait_then_index)
+        # It waits for the holder (a request queued on the lock) instead of failing or running alongside.
+        wait_until(lambda: flock_waiters(holder.index_dir / "lock") or waiting.done())
+        let_go.set()
+        waiting.result(timeout=120)
     thread.join()
-    assert released.is_set()
+    assert order == ["released", "indexed"]
+
+
+def flock_waiters(path: Path) -> int:
+    """How many requests wait for the ``flock`` of ``path`` (``/proc/locks`` marks each with ``->``; Linux)."""
+    inode = f":{path.stat().st_ino}"
+    return sum(1 for line in Path("/proc/locks").read_text().splitlines()
+               if line.split()[1:2] == ["->"] and line.split()[-3].endswith(inode))
 
 
 # --------------------------------------------------------------------------- other processes
@@ -372,7 +388,7 @@ if mode == "index":
     def progress(phase, done, total):
         print(f"PHASE {phase}:{done}", flush=True)
         if f"{phase}:{done}" == pause_at:
-            time.sleep(120)
+            time.sleep(120)  # paused where the test wants it, until the test kills it
 
     CodeIndex(repo, settings=settings).update(progress=progress)
     print("DONE", flush=True)
@@ -411,7 +427,7 @@ def run_indexer(repo: Path, log: Path, pause_at: str = "", kill_at: str = "", de
             if kill_at and line.startswith(f"PHASE {kill_at}"):
                 if while_paused is not None:
                     while_paused()
-                time.sleep(delay)
+                time.sleep(delay)  # how far into the phase the kill lands: the point of the trial, not a wait
                 process.send_signal(signal.SIGKILL)
                 break
         process.wait(timeout=60)
