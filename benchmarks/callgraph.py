@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grepgraph.retrievers.codegraph.call_resolution import RESOLVED
+from grepgraph.retrievers.codegraph.facts import RESOLVED
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
 from grepgraph.retrievers.store.index import CodeIndex
 

@@ -21,118 +21,31 @@ The index stores references as written; this module reads the ``files``, ``chunk
 
 from __future__ import annotations
 
-import builtins
 import posixpath
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-RESOLVED = "resolved"
-BY_NAME = "by name only"
-EXTERNAL = "external"
-BUILTIN = "built-in"
-UNRESOLVED = "unresolved"
+from .facts import BUILTIN, EXTERNAL, RESOLVED, UNKNOWN, UNRESOLVED, FileFacts, Key, Resolution
+from .language_rules import (
+    BUILTINS,
+    DEFAULT_SELF_NAMES,
+    GO_DOT_IMPORT,
+    IMPLICIT_THIS_LANGUAGES,
+    JS_DEFAULT_EXPORT,
+    JS_LANGUAGES,
+    JS_MODULE_SUFFIXES,
+    JS_NAMESPACE,
+    PACKAGE_SCOPED_LANGUAGES,
+    SELF_NAMES,
+)
+from .local_types import LocalTypes
 
 MAX_HOPS = 8
 """Re-exports and base classes followed before giving up (cycles and deep chains)."""
 CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "impl", "enum", "record", "type"})
-CONSTRUCTOR_NAMES = frozenset({"__init__", "__new__", "constructor"})
-SELF_NAMES = {"python": ("self", "cls"), "rust": ("self", "Self")}
-DEFAULT_SELF_NAMES = ("this",)
-# Java calls a method of the enclosing class without ``this.``; Python, JavaScript and Rust never do.
-IMPLICIT_THIS_LANGUAGES = frozenset({"java"})
-# Same-package names are visible without an import in Go and Java.
-PACKAGE_SCOPED_LANGUAGES = frozenset({"go", "java"})
-JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
-JS_DEFAULT_EXPORT = "default"
-JS_NAMESPACE = "*"  # ``import * as ns`` / ``require`` bind the whole module; ``export *`` passes all names on
-GO_DOT_IMPORT = "."
-JS_MODULE_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts", "/index.ts",
-                      "/index.tsx", "/index.js", "/index.jsx", "/index.mjs")
-BUILTINS = {
-    "python": frozenset(dir(builtins)),
-    "javascript": frozenset(
-        "Array Boolean Date Error EvalError JSON Map Math Number Object Promise Proxy RangeError Reflect RegExp Set "
-        "String Symbol TypeError URL URLSearchParams WeakMap WeakSet BigInt console clearInterval clearTimeout "
-        "decodeURIComponent encodeURIComponent fetch isFinite isNaN parseFloat parseInt queueMicrotask require "
-        "setImmediate setInterval setTimeout structuredClone".split()),
-    "go": frozenset("append cap clear close complex copy delete imag len make max min new panic print println "
-                    "real recover".split()),
-    "java": frozenset("String Object Integer Long Double Boolean Character Math System Thread StringBuilder "
-                      "RuntimeException IllegalArgumentException IllegalStateException NullPointerException "
-                      "UnsupportedOperationException Exception Error ArrayList HashMap HashSet".split()),
-    "rust": frozenset("Some None Ok Err Box Vec String Option Result drop".split()),
-}
-BUILTINS["typescript"] = BUILTINS["tsx"] = BUILTINS["javascript"]
-
 _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s+\*?\s*([\w]+)")
 """``func (c *Client[T]) Do(`` -> ``c``, ``Client``."""
-
-Key = tuple[str, str]
-"""A definition: (path, qualified symbol)."""
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """Where a call goes: in-repo definitions, a name outside the repository, or nowhere known."""
-
-    status: str
-    targets: tuple[Key, ...] = ()
-    name: str = ""  # the dotted name outside the repository, for EXTERNAL
-
-    @staticmethod
-    def to(targets: list[Key] | tuple[Key, ...]) -> Resolution:
-        """RESOLVED to ``targets`` (de-duplicated), or UNRESOLVED when there are none."""
-        unique = tuple(dict.fromkeys(targets))
-        return Resolution(RESOLVED, unique) if unique else Resolution(UNRESOLVED)
-
-
-UNKNOWN = Resolution(UNRESOLVED)
-
-
-@dataclass
-class FileFacts:
-    """What one indexed file defines, imports and inherits."""
-
-    path: str
-    language: str
-    kinds: dict[str, str] = field(default_factory=dict)  # symbol -> kind
-    imports: list[tuple[str, str]] = field(default_factory=list)  # (scope, target as written)
-    aliases: list[tuple[str, str, str]] = field(default_factory=list)  # (scope, bound name, target)
-    bases: dict[str, list[str]] = field(default_factory=dict)  # class symbol -> base names as written
-    types: list[tuple[str, str, str]] = field(default_factory=list)  # (scope, name, annotation or ``call()``)
-
-    def bindings(self, scope: str, name: str) -> list[str]:
-        """Import targets ``name`` is bound to in ``scope`` (module-level imports count everywhere)."""
-        visible = [t for s, n, t in self.aliases if n == name and _encloses(s, scope)]
-        if self.language in JS_LANGUAGES:
-            return visible  # JS import edges name only modules; every bound name is an ``aliases`` edge
-        if self.language == "go":
-            aliased = {t for _, _, t in self.aliases}  # ``c "pkg/client"`` binds ``c``, not ``client``
-            return visible + [t for s, t in self.imports
-                              if t not in aliased and _go_package_name(t) == name and _encloses(s, scope)]
-        visible += [t for s, t in self.imports if _bound_name(t) == name and _encloses(s, scope)]
-        return visible
-
-
-def _encloses(scope: str, inner: str) -> bool:
-    return not scope or inner == scope or inner.startswith(scope + ".")
-
-
-def _bound_name(target: str) -> str:
-    """The name ``from a import b`` / ``import a.b`` binds for calls (``b``; aliases are separate edges)."""
-    return target.rstrip(".").rsplit(".", 1)[-1].rsplit("/", 1)[-1]
-
-
-def _go_package_name(import_path: str) -> str:
-    """The name a Go import binds by convention: ``a/b/v2`` -> ``b``, ``gopkg.in/yaml.v3`` -> ``yaml``."""
-    parts = [p for p in import_path.split("/") if p]
-    if len(parts) > 1 and parts[-1][:1] == "v" and parts[-1][1:].isdigit():
-        parts.pop()
-    last = parts[-1] if parts else ""
-    stem, dot, version = last.rpartition(".")
-    return stem if dot and version[:1] == "v" and version[1:].isdigit() else last
 
 
 def _prefixes(symbol: str) -> list[str]:
@@ -159,8 +72,6 @@ class CallResolver:
         self._by_module_tail: dict[str, list[str]] | None = None
         self._subclasses: dict[Key, list[Key]] = {}
         self._go_directories: dict[str, tuple[str, ...]] = {}
-        from .local_types import LocalTypes
-
         self.local_types = LocalTypes(self)
 
     # ------------------------------------------------------------------ index reads

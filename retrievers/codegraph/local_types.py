@@ -17,13 +17,11 @@ the code gives no type for (the call is then listed *by name only*, as before).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+import sqlite3
+from typing import Protocol
 
 from ..parse.cards import return_type_text
-from .call_resolution import BUILTIN, EXTERNAL
-
-if TYPE_CHECKING:
-    from .call_resolution import CallResolver, FileFacts, Key
+from .facts import BUILTIN, EXTERNAL, FileFacts, Key, Resolution
 
 MAX_TYPING_DEPTH = 4
 """Assignments followed through (``a = make()`` where ``make`` returns ``b``'s type ...)."""
@@ -37,10 +35,31 @@ _TYPING_WRAPPERS = frozenset({"Optional", "Union", "None", "Type", "type", "Clas
                               "typing", "t"})
 
 
-class LocalTypes:
-    """Infers the class behind a variable or attribute name for one :class:`CallResolver`."""
+class Resolver(Protocol):
+    """What :class:`LocalTypes` asks of the call resolver it works for (``call_resolution.CallResolver``)."""
 
-    def __init__(self, resolver: CallResolver) -> None:  # noqa: D107
+    connection: sqlite3.Connection
+
+    def facts(self, path: str) -> FileFacts:
+        """What ``path`` defines, imports and inherits."""
+
+    def is_class(self, key: Key) -> bool:
+        """Whether ``key`` is a class-like definition."""
+
+    def base_classes(self, owner: Key, hops: int = 0) -> list[Key]:
+        """The in-repo classes ``owner`` directly derives from."""
+
+    def resolve(self, path: str, source: str, target: str) -> Resolution:
+        """Where the call ``target``, written in ``source`` of ``path``, goes."""
+
+    def resolve_name(self, facts: FileFacts, scope: str, dotted: str, hops: int = 0) -> Resolution:
+        """A dotted name as seen from ``scope`` in a file."""
+
+
+class LocalTypes:
+    """Infers the class behind a variable or attribute name for one call resolver."""
+
+    def __init__(self, resolver: Resolver) -> None:  # noqa: D107
         self.resolver = resolver
         self._in_progress: set[tuple[str, str, str]] = set()
         self._returns: dict[Key, list[Key]] = {}

@@ -13,18 +13,9 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .call_resolution import (
-    BUILTIN,
-    BY_NAME,
-    CONSTRUCTOR_NAMES,
-    EXTERNAL,
-    JS_DEFAULT_EXPORT,
-    JS_NAMESPACE,
-    RESOLVED,
-    UNRESOLVED,
-    CallResolver,
-    Key,
-)
+from .call_resolution import CallResolver
+from .facts import BUILTIN, BY_NAME, EXTERNAL, RESOLVED, UNRESOLVED, Key
+from .language_rules import CONSTRUCTOR_NAMES, JS_DEFAULT_EXPORT, JS_NAMESPACE
 
 MAX_ROWS = 200
 BY_NAME_CALLEES_PER_CALL = 3
