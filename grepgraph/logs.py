@@ -15,6 +15,8 @@ from pathlib import Path
 PACKAGES = ("grepgraph",)  # its graphs and retrievers log as grepgraph.graphs.*, grepgraph.retrievers.*
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 CONSOLE_FORMAT = "grepgraph: %(levelname)s %(name)s: %(message)s"
+# What a repository was not trusted with (a foreign index, untrusted settings): said at every verbosity.
+TRUST_LOGGER = "grepgraph.trust"
 
 
 def level_for(verbosity: int) -> int:
@@ -25,9 +27,10 @@ def level_for(verbosity: int) -> int:
 def configure_logging(verbosity: int = 0, log_file: str | Path | None = None) -> None:
     """Send the packages' records to stderr at the chosen verbosity, and to ``log_file`` if given.
 
-    Without either, nothing is added (the library's errors reach the user as exceptions). Calling it
-    again replaces the handlers it added before.
+    Without either, only :data:`TRUST_LOGGER`'s one-line notices reach stderr (the library's errors reach
+    the user as exceptions). Calling it again replaces the handlers it added before.
     """
+    _show_trust_notices()
     if not verbosity and not log_file:
         return
     console_level = level_for(verbosity)
@@ -44,6 +47,7 @@ def configure_logging(verbosity: int = 0, log_file: str | Path | None = None) ->
         to_file.setLevel(file_level)
         to_file.setFormatter(logging.Formatter(FORMAT))
         handlers.append(to_file)
+        logging.getLogger(TRUST_LOGGER).addHandler(to_file)
     for name in PACKAGES:
         logger = logging.getLogger(name)
         for handler in list(logger.handlers):
@@ -53,3 +57,14 @@ def configure_logging(verbosity: int = 0, log_file: str | Path | None = None) ->
         for handler in handlers:
             logger.addHandler(handler)
         logger.setLevel(file_level if log_file else console_level)
+
+
+def _show_trust_notices() -> None:
+    notices = logging.getLogger(TRUST_LOGGER)
+    if not any(getattr(handler, "trust_notices", False) for handler in notices.handlers):
+        console = logging.StreamHandler()
+        console.trust_notices = True  # type: ignore[attr-defined]
+        console.setLevel(logging.WARNING)
+        console.setFormatter(logging.Formatter("grepgraph: %(message)s"))
+        notices.addHandler(console)
+    notices.propagate = False  # said once on the console, whatever -v adds

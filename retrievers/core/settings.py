@@ -25,6 +25,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from .repo_trust import without_untrusted
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -105,6 +107,11 @@ def user_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
+def user_config_dir() -> Path:
+    """``$XDG_CONFIG_HOME``, else ``~/.config``: the user's own settings, outside every repository."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
 def debug_enabled() -> bool:
     """``GREPGRAPH_DEBUG`` set: the CLI shows tracebacks instead of one-line errors."""
     return bool(environment().get(DEBUG_ENV))
@@ -170,7 +177,10 @@ def file_settings(repo: Path | str | None, table: str,
     path = config_path(repo, environ)
     if path is None:
         return {}, None
-    return file_tables(read_config(path), path)[table], path
+    values = file_tables(read_config(path), path)[table]
+    if CONFIG_ENV not in (environment() if environ is None else environ):  # the repository's own file
+        values = without_untrusted(values, path, user_config_dir())
+    return values, path
 
 
 # ---------------------------------------------------------------- layering

@@ -14,7 +14,6 @@ lexical score of a document found by vectors.
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Protocol
 
@@ -104,14 +103,16 @@ class RankBm25Index:
 
     def save(self, directory: Path) -> None:  # noqa: D102
         directory.mkdir(parents=True, exist_ok=True)
-        with open(directory / "documents.pkl", "wb") as handle:
-            pickle.dump(self._documents, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        # JSON, not pickle: loading an index must never run code, whoever wrote the file.
+        (directory / "documents.json").write_text(json.dumps(self._documents))
 
     @classmethod
     def load(cls, directory: Path) -> RankBm25Index:
         """Rebuild from the saved token lists (rank_bm25 has no persistence of its own)."""
-        with open(directory / "documents.pkl", "rb") as handle:
-            return cls(pickle.load(handle))  # noqa: S301 - our own file, inside the index
+        documents = json.loads((directory / "documents.json").read_text())
+        if not isinstance(documents, list) or not all(isinstance(doc, list) for doc in documents):
+            raise ValueError(f"{directory / 'documents.json'} is not a list of token lists")
+        return cls([[str(token) for token in doc] for doc in documents])
 
 
 ENGINES: dict[str, type[Bm25sIndex] | type[RankBm25Index]] = {"bm25s": Bm25sIndex, "rank_bm25": RankBm25Index}
@@ -133,7 +134,9 @@ def save_lexical_index(index: LexicalIndex, directory: Path) -> None:
 
 def load_lexical_index(directory: Path) -> LexicalIndex:
     """Load whichever engine saved ``directory``."""
-    engine = json.loads((directory / "engine.json").read_text())["engine"]
+    engine = json.loads((directory / "engine.json").read_text()).get("engine")
+    if engine not in ENGINES:
+        raise ValueError(f"{directory} holds an unknown BM25 engine {engine!r}; rebuild: grepgraph index --rebuild")
     return ENGINES[engine].load(directory)
 
 
