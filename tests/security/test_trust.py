@@ -6,7 +6,6 @@ import json
 import subprocess
 
 import pytest
-
 from grepgraph.graphs.context import resolve_context
 from grepgraph.retrievers.core import repo_trust
 from grepgraph.retrievers.lexical.bm25 import RankBm25Index, load_lexical_index, save_lexical_index
