@@ -26,6 +26,7 @@ import re
 import sqlite3
 from functools import lru_cache
 
+from ..core.model import CLASS_LIKE_KINDS
 from .facts import BUILTIN, EXTERNAL, RESOLVED, UNKNOWN, UNRESOLVED, FileFacts, Key, Resolution
 from .language_rules import (
     BUILTINS,
@@ -43,7 +44,6 @@ from .local_types import LocalTypes
 
 MAX_HOPS = 8
 """Re-exports and base classes followed before giving up (cycles and deep chains)."""
-CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "impl", "enum", "record", "type"})
 _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s+\*?\s*([\w]+)")
 """``func (c *Client[T]) Do(`` -> ``c``, ``Client``."""
 
@@ -165,7 +165,7 @@ class CallResolver:
 
     def is_class(self, key: Key) -> bool:
         """Whether ``key`` is a class-like definition (class, interface, struct, ...)."""
-        return self.facts(key[0]).kinds.get(key[1]) in CLASS_KINDS
+        return self.facts(key[0]).kinds.get(key[1]) in CLASS_LIKE_KINDS
 
     def _method_of_new_object(self, facts: FileFacts, source: str, target: str) -> Resolution:
         """``Foo().m``: a method of the class just constructed; any other call's result has an unknown type."""
@@ -209,7 +209,7 @@ class CallResolver:
     # ------------------------------------------------------------------ scopes and members
     def _enclosing_class(self, facts: FileFacts, symbol: str) -> Key | None:
         for prefix in _prefixes(symbol):
-            if facts.kinds.get(prefix) in CLASS_KINDS:
+            if facts.kinds.get(prefix) in CLASS_LIKE_KINDS:
                 return facts.path, prefix
         return None
 
@@ -218,7 +218,7 @@ class CallResolver:
         """``name`` defined in an enclosing function scope or at top level (class bodies are no scope for it)."""
         for prefix in _prefixes(scope):
             candidate = f"{prefix}.{name}"
-            if candidate in facts.kinds and facts.kinds.get(prefix) not in CLASS_KINDS:
+            if candidate in facts.kinds and facts.kinds.get(prefix) not in CLASS_LIKE_KINDS:
                 return facts.path, candidate
         return (facts.path, name) if name in facts.kinds else None
 

@@ -20,6 +20,7 @@ import re
 import sqlite3
 from typing import Protocol
 
+from ..core.model import CALLABLE_KINDS
 from ..parse.cards import return_type_text
 from .facts import BUILTIN, EXTERNAL, FileFacts, Key, Resolution
 
@@ -28,7 +29,6 @@ MAX_TYPING_DEPTH = 4
 ALIAS_MARK = "~"
 """``name: ~other``: ``name`` was assigned ``other`` and has its type."""
 OUTSIDE = frozenset({BUILTIN, EXTERNAL})
-CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 # Names in annotations that wrap or qualify the class rather than name it.
 _TYPING_WRAPPERS = frozenset({"Optional", "Union", "None", "Type", "type", "ClassVar", "Final", "Annotated",

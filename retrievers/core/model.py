@@ -8,6 +8,17 @@ from dataclasses import asdict, dataclass, field
 # Called as ``progress(phase, done, total)`` while indexing.
 ProgressCallback = Callable[[str, int, int], None]
 
+# Kinds of definitions, grouped by what the stages ask of them (the parsers name the kinds; each group is here once).
+TYPE_KINDS = frozenset({"class", "interface", "enum", "struct", "trait", "record", "type"})
+"""Definitions of a type: what a query worded like a type's description asks for, what type summaries describe."""
+CLASS_LIKE_KINDS = TYPE_KINDS | {"impl"}
+"""Definitions that hold methods, a Rust ``impl`` block too (it defines no type, and ranks as none)."""
+CONTAINER_KINDS = CLASS_LIKE_KINDS - {"type"}
+"""Definitions chunked as their own lines only, their members being chunks of their own; a ``type`` alias
+has no members and is chunked like a function."""
+CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+"""Definitions that run when called: what a call resolves to when it builds no class."""
+
 
 @dataclass
 class Chunk:

@@ -11,7 +11,6 @@ import re
 
 from ..lexical.tokenize import STOP_WORDS, stem
 
-TYPE_KINDS = frozenset({"class", "interface", "enum", "struct", "trait", "record", "type"})
 # Nouns that name the kind outright, looked for among the first few words.
 TYPE_NOUNS = frozenset({"class", "classes", "exception", "mixin", "metaclass", "interface",
                         "struct", "enum", "trait", "dataclass", "namedtuple", "subclass", "record"})

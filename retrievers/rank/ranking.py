@@ -10,10 +10,11 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..core.model import TYPE_KINDS
 from ..core.results import CodeResult, code_result
 from ..lexical.tokenize import STOP_WORDS
 from ..query.parsing import reads_as_prose
-from ..query.shape import TYPE_KINDS, is_question
+from ..query.shape import is_question
 
 LEXICAL_CANDIDATES = 100
 DENSE_CANDIDATES = 100

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import IndexMissing, vector_backend_errors
+from ..core.errors import EmbeddingUnavailable, IndexMissing, vector_backend_errors
 from ..core.memory import return_freed_memory
-from ..dense.embeddings import EmbeddingUnavailable
 from ..dense.sync import vectors_version
 from ..grep.lines import (
     GrepAnswer,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..core.model import TYPE_KINDS
 from ..dense.vectors import vector_key
 from ..parse.cards import card_text, code_text, members_by_parent, returned_summary, type_summaries
-from ..query.shape import TYPE_KINDS
 
 
 def documented_types(connection: sqlite3.Connection, parsed: list, removed: list[str],

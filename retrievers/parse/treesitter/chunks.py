@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from ...core.model import Chunk
+from ...core.model import CONTAINER_KINDS, Chunk
 from ..windows import (
     CONTAINER_WINDOW_LINES,
     LONG_LINE_CHARS,
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 MAX_SIGNATURE_CHARS = 200
 MAX_DOCSTRING_CHARS = 1000
-CONTAINER_KINDS = frozenset({"class", "interface", "enum", "struct", "trait", "impl", "record"})
 
 
 @dataclass(frozen=True)
