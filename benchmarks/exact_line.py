@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.grep.lines import chunk_spans
+from grepgraph.retrievers.grep.spans import chunk_spans
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 from grepgraph.retrievers.store.textstore import TextStore

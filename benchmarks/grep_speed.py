@@ -37,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.grep.lines import compile_pattern, lines_in
+from grepgraph.retrievers.grep.patterns import compile_pattern
+from grepgraph.retrievers.grep.scan import lines_in
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 from grepgraph.retrievers.store.textstore import TextStore

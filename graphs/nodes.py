@@ -16,7 +16,7 @@ from typing import Any
 
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph
 from grepgraph.retrievers.core.results import code_result, rank_files
-from grepgraph.retrievers.grep.lines import PatternError, compile_pattern
+from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
 from grepgraph.retrievers.query.scope import Scope, ScopeError
 from grepgraph.retrievers.rank.fusion import reciprocal_rank_fusion

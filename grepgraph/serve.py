@@ -56,7 +56,7 @@ from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, 
 from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
 from grepgraph.retrievers.core.errors import IndexError_
 from grepgraph.retrievers.core.results import CodeResult, FileRank
-from grepgraph.retrievers.grep.lines import PatternError, compile_pattern
+from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
 from grepgraph.retrievers.query.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
 
 DEFAULT_HOST = "127.0.0.1"

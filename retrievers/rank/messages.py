@@ -17,9 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..grep.lines import CODE_LINE, Pattern, candidate_lines, chunk_spans, compile_pattern, enclosing, plain_pattern
+from ..grep.patterns import Pattern, compile_pattern, plain_pattern
+from ..grep.scan import candidate_lines
+from ..grep.spans import chunk_spans, enclosing
 from ..source.languages import is_test_path
 from ..store.textstore import TextStore
+from .exact import CODE_LINE
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 # ``KeyError: ...``, ``Error: ...``, ``error: ...``, ``panic: ...``: a message, wherever the report quotes it.

@@ -24,16 +24,8 @@ import numpy as np
 from ..core.errors import EmbeddingUnavailable, IndexMissing, vector_backend_errors
 from ..core.memory import return_freed_memory
 from ..dense.sync import vectors_version
-from ..grep.lines import (
-    GrepAnswer,
-    PatternError,
-    compile_pattern,
-    exact_chunk_evidence,
-    is_code_block,
-    rank_lines,
-    results_for,
-    search_lines,
-)
+from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
+from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
 from ..query.parsing import name_evidence, plain_text, without_environment_listing
 from ..query.scope import Scope, ScopeError, dense_depth, within
@@ -43,6 +35,7 @@ from ..store.index import CodeIndex
 from ..store.snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
 from ..store.textstore import TextStore
 from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
+from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .messages import invocation_evidence, template_evidence
 from .ranking import (

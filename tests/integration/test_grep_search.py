@@ -15,7 +15,7 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
 from grepgraph.retrievers.core.errors import IndexMissing
-from grepgraph.retrievers.grep.lines import PatternError
+from grepgraph.retrievers.grep.patterns import PatternError
 from grepgraph.retrievers.query.scope import Scope, ScopeError
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex

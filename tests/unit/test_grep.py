@@ -5,21 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from grepgraph.retrievers.grep.lines import (
-    ChunkSpan,
-    LineMatch,
-    PatternError,
-    compile_pattern,
-    exact_phrases,
-    innermost,
-    is_code_block,
-    is_definition_line,
-    lines_in,
-    nearest,
-    rank_lines,
-    required_literals,
-    tolerant_pattern,
-)
+from grepgraph.retrievers.grep.definitions import is_definition_line
+from grepgraph.retrievers.grep.lines import LineMatch, rank_lines
+from grepgraph.retrievers.grep.literals import required_literals
+from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern, tolerant_pattern
+from grepgraph.retrievers.grep.scan import lines_in
+from grepgraph.retrievers.grep.spans import ChunkSpan, innermost, nearest
+from grepgraph.retrievers.rank.exact import exact_phrases, is_code_block
 
 from tests.conftest import hang_deadline
 
@@ -126,6 +118,17 @@ def test_definition_lines_of_the_matched_name(line, needle):
 ])
 def test_uses_are_not_definitions(line, needle):
     assert not is_definition_line(line, line.index(needle), len(needle))
+
+
+def test_a_megabyte_line_is_classified_by_its_start():
+    # Python's backtracking regex took 3 s on 28 KB of these words (quadratic); a megabyte would take hours.
+    modifiers = "public static " * 75_000
+    assert not is_definition_line(modifiers, 7, 6)
+    definition = "def parse_args(" + "argument, " * 100_000 + "):"
+    assert is_definition_line(definition, 4, 10)
+    assert not is_definition_line(definition, 500_000, 8)  # a name that far in is no definition's
+    # the window's cut is no line end: a Go field's shape must hold to the real end of the line
+    assert not is_definition_line("Name " + "x" * 1_000_000 + " and more", 0, 4)
 
 
 def test_ranking_puts_focus_first_then_definitions_then_path_order():

@@ -1,0 +1,131 @@
+"""Pasted code found verbatim: the definitions holding a line, message or block a query copies from the code.
+
+A query that pastes a line (``raise ValueError("unknown mode")``), quotes a message or holds a
+traceback's source lines names places in the code exactly; each occurrence counts for the
+innermost definition around it. Spacing may differ from the code (indentation, spaces around
+punctuation), for a little less evidence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..grep.patterns import PHRASE_TOKEN, plain_pattern, tolerant_pattern
+from ..grep.scan import candidate_lines
+from ..grep.spans import chunk_spans, enclosing
+from ..store.textstore import TextStore
+
+MIN_EXACT_CHARS = 20
+MIN_QUOTED_CHARS = 8
+MAX_EXACT_CHARS = 2_000
+MAX_EXACT_PHRASES = 8
+# A phrase found in more places than this says little about which one is meant.
+MAX_EXACT_LOCATIONS = 20
+# A message quoted in a question: several words between straight quotes. Backticks name code (symbol
+# matching's job), and a quoted single word is a name, not a message.
+QUOTED = re.compile("|".join(rf"(?<!\w){quote}([^{quote}\n]*\w\s+\w[^{quote}\n]*){quote}(?!\w)" for quote in "\"'"))
+# A line of code, not prose: a call, an assignment, a brace or semicolon, or a statement keyword first.
+CODE_LINE = re.compile(r"\w\(|[^=!<>]=[^=]|[{};]|^(?:def|class|return|raise|import|from|if|elif|for|while|with|"
+                       r"func|fn|let|const|var|throw|try|catch|assert|await|yield|pub|public|private)\b")
+# A bare name (``Store.save``, ``parse_args()``) is a question for symbol lookup, which ranks its definition;
+# as a pasted phrase it would rank the lines that use it.
+BARE_NAME = re.compile(r"[\w$#]+(?:(?:\.|::)[\w$#]+)*(?:\(\))?")
+MIN_SCAN_TOKENS = 6
+PLAIN_WORDS = re.compile(r"\w+(?: \w+)*")
+WH_WORDS = frozenset("how what where why which when who whom whose".split())
+AUXILIARIES = frozenset("does do did is are was were can could should would will".split())
+# Any of these in a text makes it code-like: brackets, operators, quotes, dotted or snake/camel names.
+CODE_MARK = re.compile(r"[()\[\]{}=;:<>\"'`]|\w[._]\w|[a-z][A-Z]")
+TOLERANT_EVIDENCE = 0.9
+
+
+def exact_phrases(query: str) -> list[str]:
+    """Parts of a query that may be pasted from the code, longest first.
+
+    The whole query (a pasted line, message or block), quoted strings inside a longer
+    question, and the code-looking lines of a multi-line input (a traceback's source lines).
+    """
+    text = query.strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    candidates: list[str] = []
+    # One line (not a question in words), or a block that is mostly code; an issue report as a whole is
+    # never in the code.
+    pasted = (len(lines) == 1 and not is_prose_question(text) and not BARE_NAME.fullmatch(text)) or is_code_block(text)
+    if MIN_EXACT_CHARS <= len(text) <= MAX_EXACT_CHARS and pasted:
+        candidates.append(text)
+    quoted = (next(group for group in match.groups() if group).strip() for match in QUOTED.finditer(text))
+    candidates += [message for message in quoted if MIN_QUOTED_CHARS <= len(message) <= MAX_EXACT_CHARS]
+    if len(lines) > 1:
+        candidates += [line for line in lines if is_code_line(line)]
+    return list(dict.fromkeys(candidate.strip() for candidate in candidates))[:MAX_EXACT_PHRASES]
+
+
+def is_code_line(line: str) -> bool:
+    """A line of code worth looking up verbatim (long enough, and a call, assignment, brace or keyword)."""
+    return len(line.strip()) >= MIN_EXACT_CHARS and CODE_LINE.search(line.strip()) is not None
+
+
+def is_code_block(text: str) -> bool:
+    """Several lines, at least half of them code: a pasted block rather than a report about one."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) > 1 and 2 * sum(is_code_line(line) for line in lines) >= len(lines)
+
+
+def is_prose_question(text: str) -> bool:
+    """``how does json decode a string``: a question in plain words, which nobody pasted from the code.
+
+    It opens with a wh-word (or with an auxiliary and ends with ``?``) and has no mark of code at all;
+    ``are desired between two values, simply use`` (a docstring line) is not one.
+    """
+    words = text.split()
+    if not words or CODE_MARK.search(QUOTED.sub(" ", text)):  # a quoted message is part of the question
+        return False
+    first = words[0].lower()
+    return first in WH_WORDS or (first in AUXILIARIES and text.rstrip().endswith("?"))
+
+
+def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> list[tuple[str, int, float]]:
+    """``(path, line, evidence)`` where ``phrase`` occurs; empty when it is everywhere or nowhere.
+
+    An occurrence spaced exactly as pasted is worth 1.0; one that differs in whitespace only,
+    ``TOLERANT_EVIDENCE`` (so ``Item=Self`` pasted beats ``Item = Self`` elsewhere).
+
+    A phrase without a word of three characters (``"0 1 x 2",``) has nothing for the trigram index:
+    every text is scanned, if the phrase has enough tokens to be worth it.
+    """
+    words = " ".join(phrase.split())
+    # Words and single spaces only (a message, a sentence): found as written, at memchr speed.
+    pattern = plain_pattern(words) if PLAIN_WORDS.fullmatch(words) else tolerant_pattern(phrase)
+    if pattern is None or (not pattern.literals and len(PHRASE_TOKEN.findall(phrase)) < MIN_SCAN_TOKENS):
+        return []
+    verbatim = phrase.encode("utf-8", "replace")
+    found: list[tuple[str, int, float]] = []
+    for path, data, line, _, _, start, end in candidate_lines(store, pattern, paths):
+        found.append((path, line, 1.0 if verbatim in data[start:end] else TOLERANT_EVIDENCE))
+        if len(found) > MAX_EXACT_LOCATIONS:
+            return []
+    return found
+
+
+def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
+    """Chunk ids holding a part of ``query`` verbatim: the innermost definition around each occurrence.
+
+    A line no chunk covers counts for the file's module chunk, else the nearest definition.
+    """
+    connection = store.connection
+    evidence: dict[int, float] = {}
+    found: list[str] = []
+    for phrase in exact_phrases(query):
+        words = " ".join(phrase.split())
+        if any(words in longer for longer in found):
+            continue  # a quoted string inside a pasted line already found: it would only add noise
+        locations = exact_locations(store, phrase, paths)
+        if not locations:
+            continue
+        found.append(words)
+        spans = chunk_spans(connection, list(dict.fromkeys(path for path, _, _ in locations)))
+        for path, line, value in locations:
+            span = enclosing(spans[path], line)
+            if span is not None:
+                evidence[span.chunk_id] = max(evidence.get(span.chunk_id, 0.0), value)
+    return evidence
