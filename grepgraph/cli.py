@@ -77,7 +77,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
         return 0
-    skipped = ", ".join(f"{count} {reason}" for reason, count in sorted(summary.skipped.items())) or "none"
     chunks_per_s = summary.chunks_added / summary.seconds if summary.seconds else 0.0
     print(f"indexed {repo} in {summary.seconds:.1f}s" + (" (rebuilt)" if summary.rebuilt else ""))
     print(f"  files:   {summary.files} ({summary.files_changed} changed, {summary.files_removed} removed,"
@@ -86,8 +85,25 @@ def cmd_index(args: argparse.Namespace) -> int:
     embedded = summary.phases.get("embed")
     rate = f" ({summary.vectors_embedded / embedded:.1f}/s)" if embedded and summary.vectors_embedded else ""
     print(f"  vectors: {summary.vectors_embedded} embedded{rate}, {summary.vectors_pending} pending{handed_over}")
-    print(f"  skipped: {skipped}")
+    for line in _skipped_lines(summary.skipped, summary.skipped_paths, named=args.verbose > 0):
+        print(line)
     return 0
+
+
+def _skipped_lines(counts: dict[str, int], paths: dict[str, list[str]], named: bool) -> list[str]:
+    """``skipped: 15 files: 13 in a build or vendor folder, 2 unsupported type``, and with ``named`` the paths."""
+    if not counts:
+        return ["  skipped: none"]
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    total = sum(counts.values())
+    lines = [f"  skipped: {total:,} file{'s' * (total != 1)}: " + ", ".join(f"{n:,} {reason}" for reason, n in ranked)]
+    if named:
+        from grepgraph.retrievers.source.walk import SKIPPED_NAMED
+
+        for reason, _ in ranked:
+            shown = paths.get(reason) or []
+            lines.append(f"    {reason}: {', '.join(shown)}{', ...' if len(shown) >= SKIPPED_NAMED else ''}")
+    return lines
 
 
 def _enclosing_repository(folder: Path) -> Path:
@@ -269,10 +285,27 @@ def _search_through_service(args: argparse.Namespace, repo: Path, index_dir: Pat
     try:
         return service.search(repo, index_dir, request, context, settings)
     except service.ServiceRefused as error:
-        raise CLIError(str(error)) from None
+        raise CLIError(in_flag_terms(str(error), request)) from None
     except (service.ServiceUnavailable, service.ServiceLost) as error:
         print(f"grepgraph: note: {error}; searching in this process", file=sys.stderr)
         return None
+
+
+def in_flag_terms(message: str, request: dict) -> str:
+    """An error about the search's filters as the command line names them (``--path 'x'``, not ``paths``).
+
+    The graph names the input's fields, as HTTP and MCP callers write them; the filters it names are
+    the ones this command sent, so their description in fields is replaced by the same one in flags.
+    """
+    if not (request.get("paths") or request.get("languages")):
+        return message
+    from grepgraph.retrievers.query.scope import Scope, ScopeError
+
+    try:
+        scope = Scope.of(request.get("paths"), request.get("languages"))
+    except ScopeError:
+        return message
+    return message.replace(scope.describe("fields"), scope.describe("flags"))
 
 
 def _has_index(index_dir: Path) -> bool:
@@ -296,7 +329,7 @@ def _search_in_process(repo: Path, index_dir: Path, request: dict, context: dict
         try:
             out = graph.invoke(request, context=context)
         except InvalidSearchInput as error:
-            raise CLIError(str(error)) from None
+            raise CLIError(in_flag_terms(str(error), request)) from None
     return {**out, "vectors_pending": pending_vectors(index) if request["mode"] == "auto" else 0}
 
 
@@ -457,6 +490,28 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Let a repository's grepgraph.toml say where data goes (servers, keys, providers, paths), for this content."""
+    from grepgraph.retrievers.core.repo_trust import REACHES_OUT, trust
+    from grepgraph.retrievers.core.settings import CONFIG_FILENAME, RUN_TABLE, file_tables, read_config, user_config_dir
+
+    repo = Path(args.repo).expanduser().resolve()
+    config = repo / CONFIG_FILENAME if repo.is_dir() else repo
+    if not config.is_file():
+        raise CLIError(f"no {CONFIG_FILENAME} in {repo}; nothing to trust")
+    digest = trust(config, user_config_dir(), revoke=args.revoke)
+    if args.revoke:
+        print(f"no longer trusted: {config}")
+        return 0
+    tables = file_tables(read_config(config), config)
+    named = sorted({name for table in tables.values() for name in table if name in REACHES_OUT})
+    values = ", ".join(f"{name} = {tables[RUN_TABLE].get(name, '(index/service table)')!r}"
+                       if name != "llm_api_key" else "llm_api_key = (hidden)" for name in named)
+    print(f"trusted {config} (sha256 {digest[:12]}): {values or 'it sets nothing that sends or reads data elsewhere'}"
+          "; a changed file needs trust again")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="grepgraph", description="Code search for people and agents.")
@@ -542,6 +597,12 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("path", nargs="?", default="grepgraph.toml")
     init.add_argument("--force", action="store_true")
     init.set_defaults(handler=cmd_init)
+
+    trust = commands.add_parser("trust", parents=[logs],
+                                help="let a repository's grepgraph.toml set servers, keys, providers and paths")
+    trust.add_argument("repo", nargs="?", default=".", help="the repository (or its grepgraph.toml)")
+    trust.add_argument("--revoke", action="store_true", help="forget the trust given before")
+    trust.set_defaults(handler=cmd_trust)
     serve = commands.add_parser("serve", parents=[logs],
                                 help="serve the graph over HTTP with LangServe (extra: grepgraph[serve])")
     serve.add_argument("--host", default="127.0.0.1")

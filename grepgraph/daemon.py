@@ -34,6 +34,7 @@ from grepgraph.logs import configure_logging
 from grepgraph.retrievers.core.memory import limit_malloc_arenas
 from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
 from grepgraph.retrievers.core.settings import CONFIG_ENV, env_name, environment, unset_variables
+from grepgraph.retrievers.store.trust import own_index_dir
 from grepgraph.service_client import (
     LOCK_NAME,
     SOCKET_NAME,
@@ -60,7 +61,7 @@ def acquire_lock(index_dir: Path, wait_s: float) -> IO[bytes] | None:
     A holder of another version was told to stop by the client that started us: wait for it to go.
     A holder of our version (a client racing ours started it) serves; this process is not needed.
     """
-    folder = service_dir(index_dir)
+    folder = service_dir(own_index_dir(index_dir))
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder.chmod(0o700)
     handle = open(folder / LOCK_NAME, "ab")

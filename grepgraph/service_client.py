@@ -33,6 +33,7 @@ from grepgraph.retrievers import __version__
 from grepgraph.retrievers.core.index_settings import INDEX_DIRNAME
 from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
 from grepgraph.retrievers.core.settings import environment
+from grepgraph.retrievers.store.trust import cache_index_dir, index_location, own_index_dir, verdict
 
 SERVICE_DIRNAME = "service"
 SOCKET_NAME = "service.sock"
@@ -101,9 +102,10 @@ def locate_index(start: Path, index_dir: str | Path | None = None) -> tuple[Path
     if index_dir:
         return start, Path(index_dir).expanduser().resolve()
     for candidate in (start, *start.parents):
-        if (candidate / INDEX_DIRNAME / "index.sqlite").is_file():
-            return candidate, candidate / INDEX_DIRNAME
-    return start, start / INDEX_DIRNAME
+        for index_dir in (candidate / INDEX_DIRNAME, cache_index_dir(candidate)):
+            if (index_dir / "index.sqlite").is_file() and verdict(index_dir).trusted:
+                return candidate, index_dir
+    return start, index_location(start)
 
 
 def client_environment() -> dict[str, str]:
@@ -231,7 +233,7 @@ def lock_is_held(index_dir: Path) -> bool:
 
 def start_service(repo: Path, index_dir: Path) -> subprocess.Popen:
     """Start a detached service for this index (it exits at once if another one holds the lock)."""
-    folder = service_dir(index_dir)
+    folder = service_dir(own_index_dir(index_dir))
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder.chmod(0o700)
     log = os.open(folder / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -52,13 +52,16 @@ def is_trusted(path: Path, config_dir: Path) -> bool:
         return False
 
 
-def trust(path: Path, config_dir: Path) -> str:
-    """Record ``path``'s current content as trusted; returns its digest."""
+def trust(path: Path, config_dir: Path, revoke: bool = False) -> str:
+    """Record ``path``'s current content as trusted (or forget it, with ``revoke``); returns its digest."""
     digest = content_digest(path)
     store = _store(config_dir)
     with _lock:
         records = _trusted(config_dir)
-        records[str(path.resolve())] = digest
+        if revoke:
+            records.pop(str(path.resolve()), None)
+        else:
+            records[str(path.resolve())] = digest
         store.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temporary = store.with_name(f".{store.name}.{os.getpid()}")
         temporary.write_text(json.dumps(records, indent=1, sort_keys=True))

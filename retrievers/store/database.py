@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..core.index_settings import IndexSettings
 from .textstore import TEXT_SCHEMA
+from .trust import own_index_dir
 
 INDEX_FORMAT = 10  # 10: a root testing/ directory's files are tests
 
@@ -41,7 +42,7 @@ WAL_SIZE_LIMIT = 4 << 20
 
 def open_store(db_path: Path) -> sqlite3.Connection:
     """A new SQLite connection to the store, its tables created if missing (WAL, so readers never block the indexer)."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    own_index_dir(db_path.parent)
     connection = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")

@@ -49,7 +49,7 @@ from ..core.errors import (
     no_index_yet,
     vector_backend_errors,
 )
-from ..core.index_settings import INDEX_DIRNAME, IndexSettings, resolve_index_settings
+from ..core.index_settings import IndexSettings, resolve_index_settings
 from ..core.model import ParsedFile, ProgressCallback
 from ..core.run_settings import ollama_url
 from ..dense.leases import CurrentVectorStore, lazy_lease
@@ -73,6 +73,7 @@ from .generations import remove_unleased_generations
 from .rows import documented_types, table_rows
 from .segments import build_generation, load_segments
 from .textstore import clear_texts, remove_texts, replace_texts, stored_bytes
+from .trust import index_location, own_index_dir, refusal, verdict
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +114,11 @@ class IndexSummary:
 
 
 def default_index_dir(repo: Path) -> Path:
-    """Where the index of ``repo`` lives unless told otherwise."""
-    return repo / INDEX_DIRNAME
+    """Where the index of ``repo`` lives unless told otherwise (:func:`~retrievers.store.trust.index_location`).
+
+    ``<repo>/.grepgraph``, or the user's cache when that folder is not one this user made.
+    """
+    return index_location(repo)
 
 
 class CodeIndex:
@@ -136,7 +140,12 @@ class CodeIndex:
                 ``""``: the embedded database.
         """
         self.repo = Path(repo).expanduser().resolve()
-        self.index_dir = Path(index_dir).expanduser().resolve() if index_dir else default_index_dir(self.repo)
+        if index_dir:
+            self.index_dir = Path(index_dir).expanduser().resolve()
+            if not verdict(self.index_dir).trusted:
+                raise IndexError_(refusal(self.index_dir))
+        else:
+            self.index_dir = default_index_dir(self.repo)
         # Without explicit settings, an existing index is read (and updated) with the ones it was built with.
         self._given_settings = settings
         self.settings = settings or self.stored_settings() or IndexSettings()
@@ -245,7 +254,7 @@ class CodeIndex:
     @contextmanager
     def lock(self, wait: bool = False) -> Iterator[None]:
         """Hold the indexer lock; raise :class:`IndexBusy` (or wait) if another run holds it."""
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        own_index_dir(self.index_dir)
         # "a", not "w": a refused second indexer must not erase the holder's PID.
         handle = open(self.index_dir / "lock", "a")
         try:

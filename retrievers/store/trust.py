@@ -73,6 +73,19 @@ def mark_as_own(index_dir: Path) -> None:
     _verdicts.clear()
 
 
+def own_index_dir(index_dir: Path) -> Path:
+    """Make ``index_dir`` (if missing) and mark it as this user's when it holds no mark yet.
+
+    Call only where the folder is new or already judged trusted: a foreign folder is never marked.
+    """
+    index_dir.mkdir(parents=True, exist_ok=True)
+    if not (index_dir / MARK).exists():
+        if any(entry.name != MARK for entry in index_dir.iterdir()):
+            raise PermissionError(f"{index_dir} holds files grepgraph did not make; not using it as an index")
+        mark_as_own(index_dir)
+    return index_dir
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Whether an index folder may be read; ``reason`` says why not, in words a user acts on."""
@@ -144,6 +157,12 @@ def cache_index_dir(repo: Path) -> Path:
     real = repo.expanduser().resolve()
     digest = hashlib.sha256(str(real).encode()).hexdigest()[:16]
     return user_cache_dir() / "grepgraph" / "indexes" / f"{real.name or 'root'}-{digest}"
+
+
+def refusal(index_dir: Path) -> str:
+    """Why ``index_dir`` is not read, and what to do, in one line."""
+    return (f"{index_dir} is not an index you made on this machine ({verdict(index_dir).reason}); remove it, or "
+            "leave out --index-dir to use the repository's own index")
 
 
 def index_location(repo: Path) -> Path:
