@@ -133,7 +133,8 @@ class LocalTypes:
         if function not in self._returns:
             self._returns[function] = []  # a recursive return type resolves to nothing
             row = self.resolver.connection.execute(
-                "SELECT signature FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", function).fetchone()
+                "SELECT signature FROM chunks WHERE path = ? AND symbol = ?"
+                " ORDER BY kind IN ('module', 'text') LIMIT 1", function).fetchone()  # not its same-named file's
             name = function[1].rsplit(".", 1)[-1]
             returned = return_type_text(row[0], name) if row and row[0] else ""
             self._returns[function] = self._annotated(self.resolver.facts(function[0]), function[1], returned)

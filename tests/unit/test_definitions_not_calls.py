@@ -378,6 +378,31 @@ JAVA_OVERLOADS = """\
     }
     """
 
+REGISTRY_FILES = {
+    "src/registry.ts": """\
+        export class Registry {
+          add(name: string): string {
+            return name;
+          }
+        }
+        """,
+    "src/createRegistry.ts": """\
+        import { Registry } from "./registry";
+
+        export function createRegistry(): Registry {
+          return new Registry();
+        }
+        """,
+    "src/boot.ts": """\
+        import { createRegistry } from "./createRegistry";
+
+        export function boot(): string {
+          const registry = createRegistry();
+          return registry.add("main");
+        }
+        """,
+}
+
 LONG_CALLER_PY = "def process(items):\n" + "    items.sort()\n" * 240 + "    finalize_all(items)\n"
 
 GRAPH_FILES = {
@@ -389,6 +414,7 @@ GRAPH_FILES = {
     "pkg/process.py": "def finalize_all(items):\n    return items\n\n\n" + LONG_CALLER_PY,
     "src/app/Finalize.java": JAVA_FINALIZE,
     "src/app/Store.java": JAVA_OVERLOADS,
+    **REGISTRY_FILES,
 }
 
 
@@ -444,6 +470,12 @@ def test_same_named_files_in_go_python_and_java_send_callers_to_the_definition(g
 def test_each_overload_is_the_caller_of_its_own_calls(graph):
     callers = [ref for ref in graph.callers("Store.flush") if ref.resolution == "resolved"]
     assert [(ref.symbol, ref.start_line, ref.line) for ref in callers] == [("Store.save", 2, 3), ("Store.save", 6, 7)]
+
+
+def test_the_return_type_of_a_function_named_like_its_file_types_what_it_returns(graph):
+    # ``registry = createRegistry()``: the signature read is the function's, not its file's module chunk's
+    assert where(graph.callers("Registry.add")) == [("src/boot.ts", "boot", "function", 5)]
+    assert graph.callers("Registry.add")[0].resolution == "resolved"
 
 
 def test_a_callers_snippet_comes_from_the_window_that_holds_the_call(graph):
