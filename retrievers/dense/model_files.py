@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..core.errors import IndexError_
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
@@ -38,8 +40,11 @@ TOKENIZER = PinnedFile("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a
                        "reinstall grepgraph (in a checkout: git checkout -- retrievers/dense/data/tokenizer.json)")
 
 
-class EmbeddingModelMissing(RuntimeError):
-    """The packaged model files could not be found, or are not the files grepgraph was released with."""
+class EmbeddingModelMissing(IndexError_):
+    """The packaged model files are missing or not the released ones; the message says how to restore them.
+
+    An :class:`IndexError_`, so the command line and the service report it in one line, without a traceback.
+    """
 
 
 def sha256_of(path: Path) -> str:

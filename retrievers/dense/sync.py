@@ -8,6 +8,7 @@ meta table marks a pass in progress, so a killed run's stored-but-unrecorded vec
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -19,6 +20,8 @@ import numpy as np
 
 from ..core.model import Chunk, ProgressCallback
 from ..parse.cards import code_text
+
+log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
 # Word pieces of the code view that are embedded (cards get the embedder's own limit). A code view's cost
@@ -70,9 +73,17 @@ def prepare_model_in_background(setting: str, embedder: Any) -> None:
     The vector keys written with the lexical index name the model; making the quantized copy takes ~3 s
     (longer on a busy machine), which scanning and parsing hide.
     """
-    prepare = getattr(embedder, "model_path", None) if setting.startswith("minilm") else None
-    if prepare is not None:
-        threading.Thread(target=prepare, name="grepgraph-model", daemon=True).start()
+    find = getattr(embedder, "model_path", None) if setting.startswith("minilm") else None
+    if find is None:
+        return
+
+    def prepare() -> None:
+        try:
+            find()
+        except Exception as error:  # noqa: BLE001 - embedding finds the model again and reports the error itself
+            log.debug("preparing the embedding model failed: %s", error)
+
+    threading.Thread(target=prepare, name="grepgraph-model", daemon=True).start()
 
 
 def key_column(view: str) -> str:
