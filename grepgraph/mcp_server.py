@@ -345,8 +345,9 @@ def create_server(repos: list[str]) -> MCPServer:
         return result
 
     @server.tool(annotations=READ_ONLY, description=(
-        "Who calls a function or method: one entry per calling function, method or module, with the line of "
-        "the call (`line`) and the call as written (`via`, e.g. `self.store.save`). `resolution` is "
+        "Who calls a function or method: one entry per call site, naming the function, method or module the "
+        "call is made from, with the line of the call (`line`) and the call as written (`via`, e.g. "
+        "`self.store.save`). `resolution` is "
         "`resolved` when the code says the call reaches this definition (`self.m()`, an imported name, a "
         "constructor) — those come first — and `by name only` for a same-named call on an object whose type "
         "is unknown (check those by reading the line). Qualify the name (`Client.send`) to leave out other "
