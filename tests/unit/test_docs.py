@@ -8,8 +8,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
-# .ci/run runs the README's test command: the install, then the tests.
-CI_INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[dev,serve,studio,mcp]"'
+# .ci/run runs the README's test command: the install (pinned by constraints.txt), then the tests.
+CI_INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -q -c constraints.txt -e ".[dev,serve,studio,mcp]"'
 CI_TESTS = ".venv/bin/python -m pytest"
 
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
