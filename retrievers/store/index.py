@@ -15,19 +15,18 @@ after it leaves a complete lexical index. Vectors are written afterwards, batch 
 batch; they are content-addressed, so an interrupted run's vectors are reused, and
 search simply has fewer vectors until the next ``index`` finishes the job.
 
-This module orchestrates a run and reads the index; the jobs live in their own modules:
-:mod:`~retrievers.store.database` (schema, connections, settings fingerprint), :mod:`~retrievers.source.scan` (what
-changed), :mod:`~retrievers.store.segments` (BM25 segment files), :mod:`~retrievers.dense.sync` (embedding
-pending vectors, garbage collection) and :mod:`~retrievers.core.errors`.
+This module orchestrates a run and reads the index; the jobs live in their own modules: ``store.database``
+(schema, connections, settings fingerprint), ``source.scan`` (what changed), ``store.lock`` (one run at a time),
+``store.commit`` (the transaction that switches a run's rows and BM25 generation), ``store.segments`` (BM25
+segment files), ``store.embedded_views`` (which vectors), ``dense.sync`` (embedding pending vectors, garbage
+collection), ``store.status`` (what the index reports of itself) and ``core.errors``.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
-import os
 import shutil
 import sqlite3
 import time
@@ -39,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
 from ..core.errors import (
     EmbeddingUnavailable,
     IndexBusy,
@@ -65,29 +63,19 @@ from ..dense.sync import (
     vector_model_ids,
     view_token_limit,
 )
-from ..parse.parallel import decode_source, parse_many
+from ..parse.parallel import parse_many
 from ..source.freshness import record_git_head
 from ..source.scan import scan_changes
+from .commit import commit_changes
 from .database import INDEX_FORMAT, open_store, same_fingerprint, stored_form
+from .embedded_views import embedded_views, embeds_tests
 from .generations import remove_unleased_generations
-from .rows import documented_types, table_rows
-from .segments import build_generation, load_segments
-from .textstore import clear_texts, remove_texts, replace_texts, stored_bytes
+from .lock import indexer_lock
+from .segments import load_segments
+from .status import index_status
 from .trust import index_location, own_index_dir, refusal, verdict
 
 log = logging.getLogger(__name__)
-
-# The raw-code view costs ~2x the card view to embed; above this many chunks the
-# default ("auto") embeds cards only, to keep a full index of a large repository
-# within minutes on a laptop CPU.
-AUTO_CODE_VIEW_MAX_CHUNKS = 25_000
-# Likewise test files: search demotes them anyway, and in large repositories they are
-# most of the code (73% of the CPython standard library's chunks). Above this many
-# chunks "auto" leaves them to BM25 and symbol search.
-AUTO_TEST_VECTORS_MAX_CHUNKS = 25_000
-# Below that, "auto" gives a test chunk its card vector but not its raw-code one (mostly calls and literals):
-# the docstring, multi-language and issue rulers ranked every query the same without them, and the docstring
-# packages needed 15-35% fewer vectors (BENCHMARKS.md, "What a test file gets embedded").
 
 @dataclass
 class IndexSummary:
@@ -205,18 +193,12 @@ class CodeIndex:
         return self._embedder
 
     def views(self, chunk_count: int) -> tuple[str, ...]:
-        """The embedded views for an index of ``chunk_count`` chunks."""
-        if self.settings.views == "card":
-            return ("card",)
-        if self.settings.views == "card+code":
-            return ("card", "code")
-        return ("card", "code") if chunk_count <= AUTO_CODE_VIEW_MAX_CHUNKS else ("card",)
+        """The embedded views for an index of ``chunk_count`` chunks (see :mod:`retrievers.store.embedded_views`)."""
+        return embedded_views(self.settings, chunk_count)
 
     def embeds_tests(self, chunk_count: int, view: str = "card") -> bool:
         """Whether test-file chunks get a ``view`` vector in an index of ``chunk_count`` chunks."""
-        if self.settings.embed_tests in ("always", "never"):
-            return self.settings.embed_tests == "always"
-        return chunk_count <= AUTO_TEST_VECTORS_MAX_CHUNKS and view == "card"
+        return embeds_tests(self.settings, chunk_count, view)
 
     def test_views(self, chunk_count: int) -> dict[str, bool]:
         """:meth:`embeds_tests` for each embedded view."""
@@ -255,22 +237,8 @@ class CodeIndex:
     def lock(self, wait: bool = False) -> Iterator[None]:
         """Hold the indexer lock; raise :class:`IndexBusy` (or wait) if another run holds it."""
         own_index_dir(self.index_dir)
-        # "a", not "w": a refused second indexer must not erase the holder's PID.
-        handle = open(self.index_dir / "lock", "a")
-        try:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                raise IndexBusy(
-                    f"another grepgraph indexer is running on {self.repo} (lock {self.index_dir / 'lock'}); "
-                    "wait for it to finish"
-                ) from None
-            handle.truncate(0)
-            handle.write(str(os.getpid()))
-            handle.flush()
+        with indexer_lock(self.index_dir / "lock", self.repo, wait):
             yield
-        finally:
-            handle.close()
 
     # ---------------------------------------------------------------- building
     def update(self, progress: ProgressCallback | None = None, rebuild: bool = False,
@@ -393,7 +361,10 @@ class CodeIndex:
 
         if not has_index or rebuild or changed or removed or touched:
             phase_start = time.perf_counter()
-            self._commit_changes(connection, parsed, removed, touched, rebuild, summary, progress)
+            generation, summary.chunks_added = commit_changes(
+                connection, self.index_dir, self.repo, self.settings, self._vector_model_ids(), parsed, removed,
+                touched, rebuild, progress)
+            self._remove_old_generations(keep=generation)
             summary.phases["store+bm25"] = round(time.perf_counter() - phase_start, 3)
         elif has_index:
             # Nothing to commit: still delete the generations readers held during earlier runs.
@@ -438,59 +409,6 @@ class CodeIndex:
             return stored
         return "gg-" + hashlib.blake2b(f"{self.repo}|{self.embedder.model_id}".encode(), digest_size=6).hexdigest()
 
-    def _commit_changes(self, connection: sqlite3.Connection, parsed: list, removed: list[str],
-                        touched: list[tuple[str, int, int]], rebuild: bool, summary: IndexSummary,
-                        progress: ProgressCallback) -> None:
-        card_model, code_model = self._vector_model_ids()
-        summaries = documented_types(connection, parsed, removed, rebuild)
-        rows, edge_rows, file_rows = table_rows(parsed, summaries, card_model, code_model)
-        summary.chunks_added = len(rows)
-        generation = f"{time.time_ns():x}"
-        old_generation = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            if rebuild:
-                for table in ("files", "chunks", "edges"):
-                    connection.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-                clear_texts(connection)
-            stale = [path for path in removed] + [item[0].path for item, *_ in parsed]
-            # The text store (literal, regex and exact-line search) changes with the chunks.
-            remove_texts(connection, removed)
-            replace_texts(connection, ((source.path, stored_bytes(decode_source(data)))
-                                       for (source, data, *_), *_ in parsed))
-            for start in range(0, len(stale), 500):
-                batch = stale[start : start + 500]
-                marks = ",".join("?" * len(batch))
-                for table in ("files", "chunks", "edges"):
-                    connection.execute(f"DELETE FROM {table} WHERE path IN ({marks})", batch)  # noqa: S608
-            connection.executemany(
-                "INSERT INTO chunks (path, language, kind, symbol, name, start_line, end_line, signature,"
-                " docstring, parent, is_test, text, tokens, card, card_key, code_key, part)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            connection.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
-            connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", file_rows)
-            connection.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
-                                   [(size, mtime, path) for path, size, mtime in touched])
-            progress("bm25", 0, 1)
-            build_generation(connection, self.index_dir / "bm25", generation, rebuild or not old_generation,
-                             self.settings.bm25_backend)
-            progress("bm25", 1, 1)
-            for key, value in (
-                ("bm25_generation", generation),
-                ("settings", json.dumps(stored_form(self.settings))),
-                ("versions", json.dumps({"grepgraph": __version__, "embedding": card_model,
-                                         "embedding_code": code_model})),
-                ("repo", str(self.repo)),
-                ("updated_at", str(time.time())),
-            ):
-                connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            shutil.rmtree(self.index_dir / "bm25" / generation, ignore_errors=True)
-            raise
-        self._remove_old_generations(keep=generation)
-
     def _remove_old_generations(self, keep: str) -> None:
         """Delete the generations no reader leases (see :mod:`retrievers.store.generations`); the rest go next run."""
         remove_unleased_generations(self.index_dir / "bm25", keep)
@@ -528,29 +446,8 @@ class CodeIndex:
             raise no_index_yet(self.repo)
 
     def status(self) -> dict:
-        """Counts, settings, versions and freshness of the index."""
-        self.require()
-        with closing_connection(self) as connection:
-            meta = dict(connection.execute("SELECT key, value FROM meta"))
-            count = connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            views = self.views(count)
-            return {
-                "repo": str(self.repo),
-                "index_dir": str(self.index_dir),
-                "files": connection.execute("SELECT COUNT(*) FROM files").fetchone()[0],
-                "chunks": count,
-                "test_chunks": connection.execute("SELECT COUNT(*) FROM chunks WHERE is_test").fetchone()[0],
-                "edges": connection.execute("SELECT COUNT(*) FROM edges").fetchone()[0],
-                "languages": dict(connection.execute("SELECT language, COUNT(*) FROM files GROUP BY language")),
-                "views": list(views),
-                "vectors_pending": {view: count_pending_vectors(connection, view, tests)
-                                    for view, tests in self.test_views(count).items()},
-                "test_vectors": self.embeds_tests(count),
-                **self._settings_status(json.loads(meta.get("settings", "{}"))),
-                "chroma_url": meta.get("chroma_url", ""),
-                "versions": json.loads(meta.get("versions", "{}")),
-                "updated_at": float(meta.get("updated_at", 0)),
-            }
+        """Counts, settings, versions and freshness of the index (:func:`~retrievers.store.status.index_status`)."""
+        return index_status(self)
 
     def upcoming_settings(self) -> tuple[IndexSettings, dict[str, str]]:
         """The settings the next :meth:`update` builds with, and the layer each came from."""
@@ -575,18 +472,6 @@ class CodeIndex:
             self._embedder = None
             self.reopen_vectors()
         self.settings = settings
-
-    def _settings_status(self, stored: dict) -> dict:
-        """The stored settings, and what the next update would change (environment, grepgraph.toml, explicit).
-
-        ``settings_match`` is false when that change rebuilds the index.
-        """
-        built = self.stored_settings() or IndexSettings()
-        upcoming, sources = self.upcoming_settings()
-        changes = {name: {"now": getattr(built, name), "next": value, "from": sources[name]}
-                   for name, value in upcoming.to_dict().items() if value != getattr(built, name)}
-        return {"settings": {**built.to_dict(), **stored}, "settings_match": same_fingerprint(stored, upcoming),
-                "settings_changes": changes}
 
     def bm25_generation_dir(self, connection: sqlite3.Connection) -> Path:
         """The BM25 generation the committed index points at."""

@@ -14,7 +14,7 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
 from grepgraph.retrievers.rank.search import Searcher
-from grepgraph.retrievers.store import index as index_module
+from grepgraph.retrievers.store import embedded_views
 from grepgraph.retrievers.store.index import CodeIndex
 
 from grepgraph.cli import main
@@ -81,7 +81,7 @@ def assert_one_line_error(err: str, *fragments: str) -> None:
 
 def test_vector_settings_are_kept_by_the_index_and_used_when_it_reopens(monkeypatch, repo):
     # Pretend the repository is large: "auto" would embed cards only.
-    monkeypatch.setattr(index_module, "AUTO_CODE_VIEW_MAX_CHUNKS", 1)
+    monkeypatch.setattr(embedded_views, "AUTO_CODE_VIEW_MAX_CHUNKS", 1)
     code, _, err = cli("index", repo, "--views", "card+code", "--embed-tests", "never")
     assert code == 0, err
     reopened = CodeIndex(repo)
