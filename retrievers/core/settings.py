@@ -18,6 +18,7 @@ receives values.
 from __future__ import annotations
 
 import os
+import pwd
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, Field, field, fields
@@ -108,8 +109,12 @@ def user_cache_dir() -> Path:
 
 
 def user_config_dir() -> Path:
-    """``$XDG_CONFIG_HOME``, else ``~/.config``: the user's own settings, outside every repository."""
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    """``$XDG_CONFIG_HOME``, else the user's ``~/.config``: their own settings, outside every repository.
+
+    The home folder is the account's, not ``$HOME``: MCP clients start servers with a home of their own, and the
+    user's index key must be found there too.
+    """
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config")
 
 
 def debug_enabled() -> bool:

@@ -7,6 +7,7 @@ from dataclasses import fields
 
 import pytest
 from grepgraph.retrievers.core.index_settings import IndexSettings, describe_index_settings, resolve_index_settings
+from grepgraph.retrievers.core.repo_trust import REACHES_OUT, trust
 from grepgraph.retrievers.core.run_settings import default_repo, ollama_url
 from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
 from grepgraph.retrievers.core.settings import CALLER, DEFAULT, ENVIRONMENT, FILE, INDEX, config_path
@@ -61,6 +62,10 @@ def test_every_index_setting_takes_each_layer_in_order(monkeypatch, repo, name):
     assert resolved() == (values["stored"], INDEX)
     text = values["file"] if isinstance(values["file"], int) else f'"{values["file"]}"'
     (repo / "grepgraph.toml").write_text(f"limit = 3\n[index]\n{name} = {text}\n", encoding="utf-8")
+    if name in REACHES_OUT:  # where data goes: the repository's file counts once the user trusts it
+        assert resolved() == (values["stored"], INDEX)
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(repo.parent / "config"))
+        trust(repo / "grepgraph.toml", repo.parent / "config")
     assert resolved() == (values["file"], FILE)
     monkeypatch.setenv(f"GREPGRAPH_{name.upper()}", str(values["env"]))
     assert resolved() == (values["env"], ENVIRONMENT)
@@ -108,6 +113,9 @@ def test_outside_the_graph_the_ollama_url_and_repo_come_from_environment_then_fi
                                                                                   clean_environment):
     assert ollama_url(repo) == "http://localhost:11434"
     (repo / "grepgraph.toml").write_text('llm_base_url = "http://gpu-box:11434"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert ollama_url(repo) == "http://localhost:11434"  # not until the user trusts the repository's file
+    trust(repo / "grepgraph.toml", tmp_path / "config")
     assert ollama_url(repo) == "http://gpu-box:11434"
     monkeypatch.setenv("GREPGRAPH_LLM_BASE_URL", "http://127.0.0.1:9999")
     assert ollama_url(repo) == "http://127.0.0.1:9999"
