@@ -22,7 +22,8 @@ What a client may do is narrow on purpose:
 - request bodies over ``max_body_bytes`` (1 MB) get a 413, bodies not received within 15 s a 408,
   searches over ``timeout_s`` (30 s) a 504, and their nodes and LLM calls stop with it (the run's
   deadline, :mod:`graphs.deadline`);
-  invalid input is a 422, a repository without an index a 404 — never a 500 with a traceback;
+  invalid input is a 422, a repository without an index a 404 — never a 500 with a traceback; errors
+  name the input's fields (``paths``, ``languages``), not the command line's flags;
 - the server binds 127.0.0.1 unless told otherwise, and warns when it is not on loopback.
 
 LangServe is in maintenance mode upstream (bug fixes only, no new features). The forward path
@@ -78,6 +79,14 @@ MAX_TERM_CHARS = 200
 
 class SearchTimedOut(Exception):
     """A search ran longer than the server allows."""
+
+
+class FiltersMatchNothing(Exception):
+    """Path or language filters that keep no indexed file of the repository searched; ``fields`` names them."""
+
+    def __init__(self, message: str, fields: Sequence[str]) -> None:
+        super().__init__(message)
+        self.fields = list(fields)
 
 
 # --------------------------------------------------------------------------- input and output types
@@ -390,7 +399,7 @@ def index_precheck(catalog: RepoCatalog):
         for entry, item in filtered:  # a glob that matches no indexed file: 422 before a stream starts
             problem = await asyncio.to_thread(scope_problem, entry, item)
             if problem:
-                raise HTTPException(422, problem)
+                raise FiltersMatchNothing(problem, [name for name in ("paths", "languages") if item.get(name)])
 
     return check
 
@@ -440,6 +449,12 @@ def create_app(repos: Sequence[str | os.PathLike] | RepoCatalog, *,
     @app.exception_handler(IndexError_)
     async def _no_index(request: Request, error: IndexError_) -> JSONResponse:
         return _error(404, str(error))
+
+    @app.exception_handler(FiltersMatchNothing)
+    async def _filters_match_nothing(request: Request, error: FiltersMatchNothing) -> JSONResponse:
+        # Named as a client sends them (``paths``, ``languages``), never as the command line's flags.
+        return _error(422, str(error), [{"loc": [name], "msg": str(error), "type": "no_match"}
+                                        for name in error.fields])
 
     @app.exception_handler(SearchTimedOut)
     async def _timed_out(request: Request, error: SearchTimedOut) -> JSONResponse:

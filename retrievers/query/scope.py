@@ -9,9 +9,11 @@ that keeps a small part of a repository still gets that part's best results.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pathspec
@@ -90,11 +92,13 @@ class Scope:
         return not self.paths and not self.languages
 
     def spec(self) -> pathspec.PathSpec | None:
-        """The compiled globs (``None`` without path filters)."""
+        """The compiled globs (``None`` without path filters); only negative globs keep everything else."""
         if not self.paths:
             return None
+        # `!tests/**` alone means "all but the tests", as in a .gitignore read the other way round.
+        only_negative = all(glob.startswith("!") for glob in self.paths)
         try:
-            return pathspec.PathSpec.from_lines("gitignore", self.paths)
+            return pathspec.PathSpec.from_lines("gitignore", ("**", *self.paths) if only_negative else self.paths)
         except (ValueError, TypeError) as error:
             raise ScopeError(f"invalid path filter: {error}") from None
 
@@ -109,10 +113,16 @@ class Scope:
         return [path for path, language in languages_by_path.items()
                 if (not wanted or language in wanted) and (spec is None or spec.match_file(path))]
 
-    def describe(self) -> str:
-        """``--path 'src/**' --lang go`` as a user would have typed it."""
-        parts = [f"--path {glob!r}" for glob in self.paths] + [f"--lang {name}" for name in self.languages]
-        return " ".join(parts)
+    def describe(self, terms: Literal["fields", "flags"] = "fields") -> str:
+        """The filters as the caller wrote them, in fields or in the command line's flags.
+
+        Fields (``paths ["src/**"] and languages ["go"]``) for the graph's input, HTTP and MCP; flags
+        (``--path 'src/**' --lang go``) for the command line, which rewords the graph's errors with them.
+        """
+        if terms == "flags":
+            return " ".join([f"--path {glob!r}" for glob in self.paths] + [f"--lang {name}" for name in self.languages])
+        fields = (("paths", self.paths), ("languages", self.languages))
+        return " and ".join(f"{name} {json.dumps(list(values))}" for name, values in fields if values)
 
 
 def chunk_ids_in(connection: sqlite3.Connection, paths: list[str]) -> np.ndarray:

@@ -264,7 +264,7 @@ def test_regex_mode_and_filters_keep_to_the_files_asked_for(stdio_session):
 def test_bad_patterns_and_filters_are_one_line_tool_errors(stdio_session):
     assert "invalid regex '(unclosed': missing )" in error(stdio_session["calls"]["bad_regex"])
     assert "unknown language 'cobol'" in error(stdio_session["calls"]["unknown_language"])
-    assert "no indexed file matches --path 'nowhere/**'" in error(stdio_session["calls"]["glob_matches_nothing"])
+    assert 'no indexed file matches paths ["nowhere/**"]' in error(stdio_session["calls"]["glob_matches_nothing"])
     assert "the literal contains a NUL byte" in error(stdio_session["calls"]["nul_literal"])
 
 

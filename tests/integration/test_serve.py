@@ -341,7 +341,7 @@ def test_filters_apply_to_ordinary_search(served):
     ({"query": "(?<=x)y", "mode": "regex"}, "lookarounds and backreferences are not supported"),
     ({"query": "a\x00b", "mode": "literal"}, "NUL byte"),
     ({"query": "store", "languages": ["cobol"]}, "unknown language 'cobol'"),
-    ({"query": "store", "mode": "literal", "paths": ["nowhere/**"]}, "no indexed file matches --path 'nowhere/**'"),
+    ({"query": "store", "mode": "literal", "paths": ["nowhere/**"]}, 'no indexed file matches paths ["nowhere/**"]'),
     ({"query": "store", "mode": "grep"}, "mode"),
     ({"query": "store", "limit": 500}, "at most 100 in auto mode"),
 ])

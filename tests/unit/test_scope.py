@@ -24,6 +24,8 @@ def test_repeated_options_and_comma_lists_are_one_list():
     (None, ["Go,py"], {"src/app/main.go", "src/app/main_test.go", "lib/util.py"}),
     (["src/**"], ["go"], {"src/app/main.go", "src/app/main_test.go"}),
     (["nowhere/**"], None, set()),
+    (["!src/**"], None, {"lib/util.py", "docs/guide.md", "README.md"}),  # only negatives: all but these
+    (["!src/**", "!*.md"], ["python"], {"lib/util.py"}),
 ])
 def test_globs_and_languages_keep_the_files_a_user_expects(paths, languages, kept):
     assert set(Scope.of(paths, languages).allowed_paths(FILES)) == kept
@@ -44,7 +46,8 @@ def test_bad_filters_are_one_clear_line(paths, languages, message):
 
 def test_a_scope_describes_itself_as_typed_and_knows_when_it_is_everything():
     assert Scope.of(None, None).is_everything
-    assert Scope.of(["src/**"], ["rs"]).describe() == "--path 'src/**' --lang rust"
+    assert Scope.of(["src/**"], ["rs"]).describe() == 'paths ["src/**"] and languages ["rust"]'  # HTTP, MCP
+    assert Scope.of(["src/**"], ["rs"]).describe("flags") == "--path 'src/**' --lang rust"  # the command line
 
 
 def test_within_and_dense_depth():
