@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codegraph.call_resolution import CallResolver
-from ..core.errors import IndexError_, IndexMissing
+from ..core.errors import IndexError_, no_index_yet
 from ..lexical.bm25 import LexicalIndex, top_k
 from ..query.scope import Scope, ScopeError, chunk_ids_in
 from ..rank.ranking import exception_types
@@ -180,7 +180,7 @@ def open_snapshot(index: CodeIndex) -> IndexSnapshot:
             connection.execute("BEGIN")
             generation = committed_generation(connection)
             if not generation:
-                raise IndexMissing(f"no index for {index.repo} yet; run: grepgraph index {index.repo}")
+                raise no_index_yet(index.repo)
             lease = GenerationLease(index.index_dir / "bm25" / generation)
         except GenerationGone:
             connection.close()  # replaced after this transaction began: read the name again
