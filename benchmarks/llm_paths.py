@@ -1,12 +1,15 @@
-"""The graph's latency when the LLM is absent, refusing connections or hanging, side by side.
+"""The graph's latency when the LLM is absent, refusing connections, hanging or too slow, side by side.
 
     python benchmarks/llm_paths.py --bench BENCH --package NAME [--timeout 1.0]
 
-Runs the docstring ruler's queries of one package through the whole graph four ways
-in one run: LLM disabled, endpoint refusing connections, endpoint hanging (an
-Ollama-protocol test server that never answers), and the bare searcher for reference.
-Targets: refusing adds <= 50 ms to p95 after the first query; hanging keeps every
-query within the LLM timeout + 100 ms.
+Runs the docstring ruler's queries of one package through the whole graph in one run: LLM disabled,
+endpoint refusing connections, endpoint hanging (an Ollama-protocol test server that never answers),
+endpoint streaming so slowly that every line arrives in time but the reply never does in time (only
+the wall-clock bound stops it), the same slow endpoint with a long LLM timeout in a run whose own
+deadline (``run_timeout_s``) is ``--timeout`` (the run stops, its LLM call cancelled), and the bare
+searcher for reference. Targets: refusing adds <= 50 ms to p95 after the first query; hanging and
+streaming slowly keep every query within the LLM timeout + 100 ms; a run past its deadline stops
+within its deadline + 100 ms. (The tests check what each path answers, never how long it takes.)
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grepgraph.graphs.code_search import graph  # noqa: E402
+from grepgraph.graphs.deadline import SearchDeadlineExceeded  # noqa: E402
 from grepgraph.graphs.llm import reset_llm_state  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
@@ -39,7 +43,10 @@ def percentile(values: list[float], share: float) -> float:
 def timed_graph(query: str, context: dict) -> tuple[float, bool]:
     """Milliseconds for one query through the graph, and whether an LLM node ran."""
     started = time.perf_counter()
-    out = graph.invoke({"query": query}, context=context)
+    try:
+        out = graph.invoke({"query": query}, context=context)
+    except SearchDeadlineExceeded:  # the run's deadline came during an LLM call: what that row measures
+        return (time.perf_counter() - started) * 1000, True
     elapsed = (time.perf_counter() - started) * 1000
     return elapsed, any(entry["node"] in ("rewrite", "rerank") for entry in out["trace"])
 
@@ -65,13 +72,21 @@ def main() -> None:  # noqa: D103
     searcher.search(queries[0], 10)
     graph.invoke({"query": queries[0]}, context={**base, "llm_enabled": False})  # open the index once
     reset_llm_state()
-    names = ["bare searcher", "graph, LLM disabled", "graph, LLM refusing", "graph, LLM hanging"]
+    past_deadline = f"graph, LLM slow, run_timeout_s = {args.timeout:g}"
+    names = ["bare searcher", "graph, LLM disabled", "graph, LLM refusing", "graph, LLM hanging",
+             "graph, LLM streaming slowly", past_deadline]
     results: dict[str, tuple[list[float], int]] = {name: ([], 0) for name in names}
-    with OllamaTestServer(mode="hang", hang_s=60) as server:
+    # Ten lines, each 0.6 x the timeout after the last: each arrives in time, the whole reply six timeouts late.
+    slow = {"mode": "slow", "delay_s": 0.6 * args.timeout, "pieces": 10}
+    with (OllamaTestServer(mode="hang", hang_s=60) as server, OllamaTestServer(**slow) as slow_server,
+          OllamaTestServer(**slow) as deadline_server):
         contexts = {
             "graph, LLM disabled": {**base, "llm_enabled": False},
             "graph, LLM refusing": {**base, "llm_base_url": f"http://127.0.0.1:{closed_port()}"},
             "graph, LLM hanging": {**base, "llm_base_url": server.base_url},
+            "graph, LLM streaming slowly": {**base, "llm_base_url": slow_server.base_url},
+            past_deadline: {**base, "llm_base_url": deadline_server.base_url, "llm_timeout_s": 60.0,
+                            "run_timeout_s": args.timeout},
         }
         # Round-robin over the paths, query by query, so the machine's noise falls on all of them alike.
         for query in queries:
@@ -94,7 +109,8 @@ def main() -> None:  # noqa: D103
         print(json.dumps(table, indent=2))
         return
     print_table(table)
-    print(f"\nhanging endpoint: llm_timeout_s = {args.timeout}; budget per query = timeout + 100 ms")
+    print(f"\nhanging and slow endpoints: llm_timeout_s = {args.timeout}; budget per query = timeout + 100 ms")
+    print(f"{past_deadline}: llm_timeout_s = 60; budget per query = run_timeout_s + 100 ms")
 
 
 if __name__ == "__main__":

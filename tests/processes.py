@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -38,6 +39,16 @@ def wait_until_answering(process: subprocess.Popen, url: str, timeout_s: float, 
         if time.monotonic() > deadline:
             return f"did not answer {url} within {timeout_s:g} s"
         time.sleep(interval_s)
+
+
+def answers_health(url: str, server_thread: threading.Thread) -> bool:
+    """Whether the server at ``url``, run by ``server_thread`` in this process, answers ``/health`` (a poll)."""
+    import httpx
+
+    assert server_thread.is_alive(), f"the server of {url} stopped"
+    with suppress(httpx.TransportError):
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    return False
 
 
 def stop_process_group(process: subprocess.Popen, on_kill: Callable[[], None] | None = None) -> None:

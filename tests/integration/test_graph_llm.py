@@ -1,15 +1,14 @@
 """The real graph and the real ``ChatOllama`` / ``ChatOpenAI`` clients against the protocol test server, mode by mode.
 
 Whatever the server does — answer, stall, hang, fail, reset, talk nonsense or not listen at all —
-a search must still come back with results, within ``llm_timeout_s`` plus a little, and its
-trace must say what happened to the LLM call.
+a search must still come back with results, and its trace must say what happened to the LLM call.
+(How long those searches take is measured by ``benchmarks/llm_paths.py``.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 from grepgraph.graphs.code_search import graph
@@ -18,11 +17,11 @@ from grepgraph.graphs.resources import forget_searchers
 
 from tests.conftest import indexed_sample_repo
 from tests.ollama_server import OllamaTestServer, closed_port
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
 LLM_TIMEOUT_S = 1.0
-SLACK_S = 1.5
 REWRITE_TERMS = ["store_parse_result", "insert edges", "executemany"]
 RERANK_ORDER = [3, 1]
 QUESTION = "how are call edges saved into the database?"
@@ -122,10 +121,8 @@ def expected(provider: str, mode: str) -> tuple:
     return (OPENAI_FAILURES if provider == "openai" else FAILURES)[mode]
 
 
-def timed_search(query: dict, context: dict) -> tuple[dict, float]:
-    started = time.perf_counter()
-    output = graph.invoke(query, context=context)
-    return output, time.perf_counter() - started
+def search(query: dict, context: dict) -> dict:
+    return graph.invoke(query, context=context)
 
 
 def trace_entry(output: dict, node: str) -> dict:
@@ -137,10 +134,9 @@ def trace_entry(output: dict, node: str) -> dict:
 @pytest.mark.parametrize(("provider", "mode"), CASES)
 def test_rewrite_in_every_mode(sample_index, server, provider, mode):
     server.mode = mode
-    output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": False},
-                                   llm_context(sample_index, server.base_url, provider=provider))
+    output = search({"query": QUESTION, "rewrite": True, "rerank": False},
+                    llm_context(sample_index, server.base_url, provider=provider))
     assert output["results"], mode
-    assert seconds < LLM_TIMEOUT_S + SLACK_S, f"{mode}: {seconds:.2f}s"
     entry = trace_entry(output, "rewrite")
     if mode in SUCCESSES:
         assert (entry["decision"], entry["llm"], entry["terms"]) == ("rewritten", "ok", REWRITE_TERMS)
@@ -154,10 +150,9 @@ def test_rewrite_in_every_mode(sample_index, server, provider, mode):
 @pytest.mark.parametrize(("provider", "mode"), CASES)
 def test_rerank_in_every_mode(sample_index, server, provider, mode):
     server.mode = mode
-    output, seconds = timed_search({"query": RERANK_QUERY, "rewrite": False, "rerank": True},
-                                   llm_context(sample_index, server.base_url, provider=provider))
+    output = search({"query": RERANK_QUERY, "rewrite": False, "rerank": True},
+                    llm_context(sample_index, server.base_url, provider=provider))
     assert output["results"], mode
-    assert seconds < LLM_TIMEOUT_S + SLACK_S, f"{mode}: {seconds:.2f}s"
     entry = trace_entry(output, "rerank")
     if mode in SUCCESSES:
         assert (entry["decision"], entry["llm"], entry["ranked"]) == ("reranked", "ok", len(RERANK_ORDER))
@@ -168,9 +163,7 @@ def test_rerank_in_every_mode(sample_index, server, provider, mode):
 
 # --------------------------------------------------------------------------- the requests themselves
 def test_rewrite_and_rerank_send_the_right_requests(sample_index, server):
-    output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": True},
-                                   llm_context(sample_index, server.base_url))
-    assert seconds < LLM_TIMEOUT_S + SLACK_S
+    output = search({"query": QUESTION, "rewrite": True, "rerank": True}, llm_context(sample_index, server.base_url))
     assert trace_entry(output, "rewrite")["terms"] == REWRITE_TERMS
     assert trace_entry(output, "rerank")["decision"] == "reranked"
     assert output["results"]
@@ -188,8 +181,8 @@ def test_rewrite_and_rerank_send_the_right_requests(sample_index, server):
 
 def test_the_rewrite_is_sent_once_per_question(sample_index, server):
     context = llm_context(sample_index, server.base_url)
-    timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
-    output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    output = search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
     assert trace_entry(output, "rewrite")["decision"] == "cached"
     assert len(server.requests_to("/api/chat")) == 1
 
@@ -197,34 +190,26 @@ def test_the_rewrite_is_sent_once_per_question(sample_index, server):
 # --------------------------------------------------------------------------- an unreachable server
 def test_a_closed_port_is_probed_once_then_skipped(sample_index):
     context = llm_context(sample_index, f"http://127.0.0.1:{closed_port()}", retry_after_s=30.0)
-    first, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": True}, context)
+    first = search({"query": QUESTION, "rewrite": True, "rerank": True}, context)
     assert trace_entry(first, "rewrite")["llm"].startswith("skipped: unreachable (http://127.0.0.1:")
     assert trace_entry(first, "rerank")["llm"] == "skipped: unreachable (cached)"
     assert first["results"]
 
-    second, seconds = timed_search({"query": "where are call edges written?", "rewrite": True, "rerank": True},
-                                   context)
+    second = search({"query": "where are call edges written?", "rewrite": True, "rerank": True}, context)
     assert trace_entry(second, "rewrite")["llm"] == "skipped: unreachable (cached)"
     assert trace_entry(second, "rerank")["llm"] == "skipped: unreachable (cached)"
-    assert trace_entry(second, "rewrite")["ms"] < 50
-    assert seconds < 1.0
     assert second["results"]
 
 
 def test_the_llm_is_tried_again_after_retry_after(sample_index, server):
     context = llm_context(sample_index, server.base_url, retry_after_s=0.5)
     server.mode = "refuse"
-    output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
+    output = search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
     assert trace_entry(output, "rewrite")["llm"].startswith("skipped: unreachable")
     server.mode = "ok"
-    time.sleep(0.6)
-    output, _ = timed_search({"query": QUESTION, "rewrite": True, "rerank": False}, context)
-    assert trace_entry(output, "rewrite")["decision"] == "rewritten"
-
-
-CLIENT_TIMEOUT_BUG = ("bug: when ChatOllama's own read timeout (also llm_timeout_s) fires before the gateway's "
-                      "wall-clock bound, call_json reports 'error: ReadTimeout' and does not mark the server down, "
-                      "so every later query waits for the timeout again")
+    # Skipped while the "unreachable" mark is younger than retry_after_s, then tried again.
+    wait_until(lambda: trace_entry(search({"query": QUESTION, "rewrite": True, "rerank": False}, context),
+                                   "rewrite")["decision"] == "rewritten", interval=0.1, what="a rewrite")
 
 
 def test_a_client_side_read_timeout_marks_the_llm_down(monkeypatch, server):
@@ -249,8 +234,7 @@ def test_the_openai_provider_sends_a_schema_and_the_key_but_never_shows_it(sampl
     secret = "sk-test-do-not-show-0123456789"
     monkeypatch.setenv("GREPGRAPH_LLM_API_KEY", secret)
     context = llm_context(sample_index, server.base_url, provider="openai")
-    output, seconds = timed_search({"query": QUESTION, "rewrite": True, "rerank": True}, context)
-    assert seconds < LLM_TIMEOUT_S + SLACK_S
+    output = search({"query": QUESTION, "rewrite": True, "rerank": True}, context)
     assert trace_entry(output, "rewrite")["terms"] == REWRITE_TERMS
     assert trace_entry(output, "rerank")["decision"] == "reranked"
     assert trace_entry(output, "rewrite")["llm_tokens"]["prompt"] > 0  # the server's usage reaches the trace
@@ -261,8 +245,7 @@ def test_the_openai_provider_sends_a_schema_and_the_key_but_never_shows_it(sampl
     assert secret not in json.dumps(output, default=str)
 
     server.mode = "http_401"  # a bad key: the error is traced, the key is not
-    output, _ = timed_search({"query": "how is a symbol looked up by name?", "rewrite": True, "rerank": False},
-                             context)
+    output = search({"query": "how is a symbol looked up by name?", "rewrite": True, "rerank": False}, context)
     assert trace_entry(output, "rewrite")["llm"].startswith("error: OpenAIAuthenticationError: Error code: 401")
     assert secret not in json.dumps(output, default=str)
 

@@ -13,7 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -28,6 +27,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import CallToolResult  # noqa: E402
 
 from tests.processes import free_port
+from tests.waiting import wait_until
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIXTURE = PROJECT / "tests" / "fixtures" / "sample_repo"
@@ -324,16 +324,15 @@ def test_a_repo_that_does_not_exist_stops_the_server_with_one_line(tmp_path):
 
 
 def wait_for_port(port: int, process: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the server exited with {process.returncode}")
+    def listening() -> bool:
+        assert process.poll() is None, f"the server exited with {process.returncode}"
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+                return True
         except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
+            return False
+
+    wait_until(listening, timeout=timeout, interval=0.2, what=f"a listener on 127.0.0.1:{port}")
 
 
 def listening_addresses(port: int) -> set[str] | None:

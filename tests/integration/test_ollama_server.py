@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import threading
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -20,6 +19,7 @@ from ollama import ResponseError
 from pydantic import BaseModel, ValidationError
 
 from tests.ollama_server import DEFAULT_REPLY, OllamaTestServer, closed_port
+from tests.waiting import wait_until
 
 TIMEOUT_S = 2.0
 MODEL = "qwen2.5:3b"
@@ -96,11 +96,9 @@ def test_function_calling_gets_a_tool_call(server: OllamaTestServer, llm: ChatOl
 
 
 def test_slow_still_answers(server: OllamaTestServer, llm: ChatOllama) -> None:
-    server.mode = "slow"
-    started = time.monotonic()
+    server.mode = "slow"  # how slow is what the graph's tests meet (tests/integration/test_graph_llm.py)
 
-    assert llm.invoke("hi").content == DEFAULT_REPLY
-    assert time.monotonic() - started >= 3 * server.delay_s
+    assert "".join(chunk.content for chunk in llm.stream("hi")) == DEFAULT_REPLY
 
 
 def test_think_keeps_the_think_block_in_the_content(server: OllamaTestServer, llm: ChatOllama) -> None:
@@ -135,23 +133,19 @@ def test_wrong_model_is_reported_in_the_metadata(server: OllamaTestServer, llm: 
 
 def test_hang_times_out(server: OllamaTestServer, llm: ChatOllama) -> None:
     server.mode = "hang"
-    started = time.monotonic()
 
     with pytest.raises(httpx.ReadTimeout):
         llm.invoke("hi")
-    assert time.monotonic() - started < TIMEOUT_S + 1
 
 
 def test_refuse_closes_the_listener_and_ok_reopens_it(server: OllamaTestServer, llm: ChatOllama) -> None:
     port = server.port
     server.mode = "refuse"
     assert not server.listening
-    started = time.monotonic()
 
     # The streaming chat path does not wrap httpx's error (only non-streamed calls turn it into ConnectionError).
     with pytest.raises(httpx.ConnectError):
         llm.invoke("hi")
-    assert time.monotonic() - started < 1
 
     server.mode = "ok"
     assert server.port == port
@@ -160,11 +154,9 @@ def test_refuse_closes_the_listener_and_ok_reopens_it(server: OllamaTestServer, 
 
 def test_closed_port_refuses_connections() -> None:
     nobody = ChatOllama(model=MODEL, base_url=f"http://127.0.0.1:{closed_port()}", client_kwargs={"timeout": 2})
-    started = time.monotonic()
 
     with pytest.raises(httpx.ConnectError):
         nobody.invoke("hi")
-    assert time.monotonic() - started < 1
 
 
 @pytest.mark.parametrize("status", [500, 503])
@@ -240,16 +232,12 @@ def test_stop_returns_quickly_while_a_handler_hangs(server: OllamaTestServer, ll
 
     caller = threading.Thread(target=call, daemon=True)
     caller.start()
-    deadline = time.monotonic() + TIMEOUT_S
-    while not server.requests and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.requests, "the hanging request never arrived"
+    wait_until(lambda: server.requests, interval=0.01, what="the hanging request")
 
-    started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 2  # released at once, not after its 10 s hang
     caller.join(timeout=TIMEOUT_S)
-    # Released before the client's timeout, the handler closes the connection without a response.
+    # Released at once, not after its 10 s hang: before the client's timeout (it would raise ReadTimeout), the
+    # handler closes the connection without a response.
     assert outcome and isinstance(outcome[0], httpx.RemoteProtocolError)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -20,7 +19,8 @@ from grepgraph.retrievers.store.index import CodeIndex
 from langserve import RemoteRunnable
 
 from grepgraph.serve import create_app, is_loopback
-from tests.processes import free_port
+from tests.processes import answers_health, free_port
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -44,17 +44,11 @@ def served(tmp_path_factory):
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or not thread.is_alive():
-            server.should_exit = True
-            pytest.fail("the server did not answer /health within 30 s")
-        time.sleep(0.1)
+    try:
+        wait_until(lambda: answers_health(url, thread), what="the server answering /health")
+    except AssertionError:
+        server.should_exit = True
+        raise
     yield {"url": url, "repo": repo, "index_dir": index_dir, "bare": bare}
     server.should_exit = True
     thread.join(timeout=10)
@@ -288,16 +282,14 @@ def test_slow_search_is_a_504(served):
 
     class SlowGraph:
         async def ainvoke(self, *args, **kwargs):
-            await asyncio.sleep(5)
+            await asyncio.sleep(5)  # the stand-in must outlive the bound: its slowness is the case under test
 
     app = create_app([str(served["repo"])], index_dirs={str(served["repo"]): str(served["index_dir"])},
                      timeout_s=0.2, graph=SlowGraph())
     with TestClient(app, base_url="http://127.0.0.1") as client:
-        started = time.monotonic()
         response = client.post("/search/invoke", json={"input": {"query": "store"}})
     assert response.status_code == 504
     assert "longer than 0.2s" in response.json()["detail"]
-    assert time.monotonic() - started < 3
 
 
 def test_run_binds_loopback_by_default_and_warns_otherwise(served, monkeypatch, capsys):
@@ -352,7 +344,7 @@ def test_bad_patterns_and_filters_are_a_422(served, payload, message):
         assert message in response.json()["detail"], response.json()["detail"]
 
 
-def test_a_catastrophic_backtracking_regex_answers_at_once(served):
-    started = time.monotonic()
+def test_a_catastrophic_backtracking_regex_is_answered(served):
+    # A backtracking engine would run into the client's timeout here (the timings: benchmarks/grep_speed.py).
     response = invoke_status(served, {"query": "(a+)+$", "mode": "regex"})
-    assert response.status_code == 200 and time.monotonic() - started < 5
+    assert response.status_code == 200

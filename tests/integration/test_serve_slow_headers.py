@@ -8,6 +8,7 @@ from fastapi import FastAPI
 
 from grepgraph import serve
 from tests.processes import free_port
+from tests.waiting import wait_until
 
 
 @pytest.fixture()
@@ -25,9 +26,7 @@ def server(monkeypatch):
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: instance.started, what="uvicorn's start")
     yield port
     instance.should_exit = True
     thread.join(5)
@@ -36,10 +35,8 @@ def server(monkeypatch):
 def test_a_client_that_never_finishes_its_headers_gets_408(server):
     with socket.create_connection(("127.0.0.1", server), timeout=5) as client:
         client.sendall(b"GET /ok HTTP/1.1\r\nHost: x\r\n")  # no blank line: the headers never end
-        started = time.monotonic()
-        reply = client.recv(1024)
+        reply = client.recv(1024)  # from the server's 1 s header deadline, well before this socket's 5 s timeout
         assert reply.startswith(b"HTTP/1.1 408")
-        assert time.monotonic() - started < 3
 
 
 def test_a_normal_request_is_not_cut_off(server):
@@ -49,4 +46,4 @@ def test_a_normal_request_is_not_cut_off(server):
         while chunk := client.recv(1024):
             reply += chunk
     assert reply.startswith(b"HTTP/1.1 200") and b'"ok":true' in reply
-    time.sleep(1.5)  # past the header deadline: nothing fires on a finished connection
+    time.sleep(1.5)  # not a wait but the case: outlive the header deadline, nothing fires on a finished connection
