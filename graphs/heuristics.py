@@ -10,7 +10,13 @@ import json
 import re
 from dataclasses import dataclass
 
-from grepgraph.retrievers.lexical.tokenize import STOP_WORDS, content_words, tokenize_query
+from grepgraph.retrievers.lexical.tokenize import (
+    EXCEPTION_NAME_PATTERN,
+    SCRIPT_IDENTIFIER_PATTERN,
+    STOP_WORDS,
+    content_words,
+    tokenize_query,
+)
 from grepgraph.retrievers.query.parsing import code_tokens, is_code_like
 from grepgraph.retrievers.query.shape import is_question
 
@@ -20,8 +26,7 @@ ENTITY_WORDS = frozenset(
     "constants decorator decorators exception exceptions error errors type types interface module".split()
 )
 # A name part may be JavaScript's: ``$store``, a private ``#send``.
-_NAME_PART = r"[A-Za-z_$#][A-Za-z0-9_$]*"
-SYMBOL = rf"`?({_NAME_PART}(?:(?:\.|::){_NAME_PART})*)(?:\(\))?`?"
+SYMBOL = rf"`?({SCRIPT_IDENTIFIER_PATTERN}(?:(?:\.|::){SCRIPT_IDENTIFIER_PATTERN})*)(?:\(\))?`?"
 
 # relation -> patterns whose group(1) is the symbol
 GRAPH_PATTERNS: dict[str, list[re.Pattern[str]]] = {
@@ -135,7 +140,7 @@ REQUEST_AFTER_SEMICOLON = re.compile(
 PROTECTED_SPAN = re.compile(r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\n]+'(?!\w)")
 # What a pasted message, code line or traceback looks like, as opposed to a request.
 PASTED_MARKERS = re.compile(
-    r"\b\w+(?:Error|Exception|Warning)\b|Traceback \(most recent call last\)|File \"[^\"]+\", line \d+"
+    rf"\b{EXCEPTION_NAME_PATTERN}\b|Traceback \(most recent call last\)|File \"[^\"]+\", line \d+"
     r"|[{}=]|->|::|\w\(.*\)")
 
 

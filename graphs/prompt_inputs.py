@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from grepgraph.prompts import load_prompt, render_prompt
+from grepgraph.retrievers.lexical.tokenize import EXCEPTION_WORD_PATTERN
 from grepgraph.retrievers.query.parsing import code_tokens
 
 from .llm_providers import JsonSchema
@@ -44,7 +45,7 @@ def rerank_schema(candidates: int) -> JsonSchema:
         "properties": {"ranking": {"type": "array", "items": {"type": "integer"}, "maxItems": max(1, candidates)}}})
 
 
-ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception|Warning)\b|\b(?:raises?|fails?|crash\w*)\b", re.I)
+ERROR_LINE = re.compile(rf"\b{EXCEPTION_WORD_PATTERN}\b|\b(?:raises?|fails?|crash\w*)\b", re.I)
 OPENING_CHARS = 240
 ERROR_LINE_CHARS = 160
 MAX_ERROR_LINES = 3

@@ -21,6 +21,7 @@ import sqlite3
 from typing import Protocol
 
 from ..core.model import CALLABLE_KINDS
+from ..lexical.tokenize import DOTTED_NAME_PATTERN
 from ..parse.cards import return_type_text
 from .facts import BUILTIN, EXTERNAL, FileFacts, Key, Resolution
 
@@ -29,7 +30,7 @@ MAX_TYPING_DEPTH = 4
 ALIAS_MARK = "~"
 """``name: ~other``: ``name`` was assigned ``other`` and has its type."""
 OUTSIDE = frozenset({BUILTIN, EXTERNAL})
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_DOTTED = re.compile(DOTTED_NAME_PATTERN)
 # Names in annotations that wrap or qualify the class rather than name it.
 _TYPING_WRAPPERS = frozenset({"Optional", "Union", "None", "Type", "type", "ClassVar", "Final", "Annotated",
                               "typing", "t"})

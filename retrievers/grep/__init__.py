@@ -5,5 +5,5 @@ It reads the stored file texts, not the working tree. :mod:`.patterns` compiles 
 :mod:`.definitions` tells definition lines, :mod:`.spans` the chunk around a line, and :mod:`.lines`
 runs, ranks and reports a search.
 
-May import: ``core``, ``source``, ``store``.
+May import: ``core``, ``source``, ``lexical``, ``store``.
 """

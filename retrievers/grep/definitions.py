@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from ..lexical.tokenize import DEFINED_NAME_PATTERN
+
 MODIFIERS = (r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
              r"async|unsafe|extern|override|readonly|declare|sealed|synchronized|native|const|open|inline)\s+)")
-NAME = r"[A-Za-z_$][\w$]*"
+NAME = DEFINED_NAME_PATTERN
 # Words that start statements, never a field's name (``return err``, ``go run()``, ``defer f()``).
 STATEMENT_WORDS = (r"(?:return|go|defer|goto|break|continue|fallthrough|else|case|default|package|import|yield|"
                    r"raise|await|throw|delete|typeof|new|assert|del|pass|print|not|in|is|panic)")

@@ -17,7 +17,30 @@ from functools import lru_cache
 
 # The shortest word a run-together name (``readline``, ``getsendbuffer``) is split into.
 MIN_COMPOUND_PART = 3
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# An identifier: ASCII letters, digits and underscores, not starting with a digit. Indexing, query tokens and the
+# regexes that find names in text build on this one definition; the variants below say how and why they differ.
+IDENTIFIER_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
+IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+# Identifiers joined by dots or ``::``: a name a query spells out (``os.path.join``, ``std::fs::read``).
+QUALIFIED_NAME_PATTERN = rf"{IDENTIFIER_PATTERN}(?:(?:\.|::){IDENTIFIER_PATTERN})*"
+# Joined by dots only: a type named in an annotation (``typing.Optional``, ``models.User``).
+DOTTED_NAME_PATTERN = rf"{IDENTIFIER_PATTERN}(?:\.{IDENTIFIER_PATTERN})*"
+# A name as a question may spell a JavaScript one: ``$`` anywhere (``$store``), ``#`` first (a private ``#send``).
+SCRIPT_IDENTIFIER_PATTERN = r"[A-Za-z_$#][A-Za-z0-9_$]*"
+# A name as a definition line spells it: JavaScript's ``$`` too, and after the first letter any word character.
+DEFINED_NAME_PATTERN = r"[A-Za-z_$][\w$]*"
+
+# The endings that name an exception type: ``ValueError``, ``IOException``, ``DeprecationWarning``.
+EXCEPTION_ENDINGS = ("Error", "Exception", "Warning")
+# A type's name makes it an exception with these too: the roots of Java's and Python's hierarchies (``Throwable``,
+# ``KeyboardInterrupt``). Only for names of types: in text, ``Interrupt`` is mostly a word of the prose.
+EXCEPTION_TYPE_ENDINGS = (*EXCEPTION_ENDINGS, "Throwable", "Interrupt")
+# A word of text naming an exception, the bare ending included (``ValueError: ...``, ``Error: ...``): a regex part.
+EXCEPTION_WORD_PATTERN = rf"\w*(?:{'|'.join(EXCEPTION_ENDINGS)})"
+# Only a compound name (``ValueError``), not the word ``Error`` a sentence may start with: a regex part.
+EXCEPTION_NAME_PATTERN = rf"\w+(?:{'|'.join(EXCEPTION_ENDINGS)})"
+
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 STOP_WORDS = frozenset(
@@ -36,6 +59,11 @@ CODE_NOISE = frozenset(
     lambda yield async await global nonlocal del assert with args kwargs var let const function new
     this null undefined void public private protected static final func fn pub impl mut""".split()
 )
+
+
+def is_exception_name(name: str) -> bool:
+    """Whether a type named ``name`` is an exception by its name alone (``ValueError``, ``Throwable``)."""
+    return name.endswith(EXCEPTION_TYPE_ENDINGS)
 
 
 @lru_cache(maxsize=200_000)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 
-from ..lexical.tokenize import split_identifier, with_abbreviations
+from ..lexical.tokenize import IDENTIFIER_PATTERN, QUALIFIED_NAME_PATTERN, split_identifier, with_abbreviations
 from .shape import is_question, without_framing
 
-CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+CODE_TOKEN = re.compile(QUALIFIED_NAME_PATTERN)
 PATH_MENTION = re.compile(r"[A-Za-z0-9_\-./\\]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|mjs|cjs)\b")
-TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([A-Za-z_][A-Za-z0-9_]*))?')
+TRACEBACK_FRAME = re.compile(rf'File "([^"]+)", line (\d+)(?:, in ({IDENTIFIER_PATTERN}))?')
 MARKUP = re.compile(r":(?:class|func|meth|attr|mod|obj|data|exc|ref|py:\w+):|`+|\*\*")
 MIN_SENTENCE_WORDS = 4
 SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+)\s*([A-Z][a-z]+)\b")

@@ -20,13 +20,14 @@ from collections.abc import Callable
 from ..grep.patterns import Pattern, compile_pattern, plain_pattern
 from ..grep.scan import candidate_lines
 from ..grep.spans import chunk_spans, enclosing
+from ..lexical.tokenize import EXCEPTION_WORD_PATTERN
 from ..source.languages import is_test_path
 from ..store.textstore import TextStore
 from .exact import CODE_LINE
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 # ``KeyError: ...``, ``Error: ...``, ``error: ...``, ``panic: ...``: a message, wherever the report quotes it.
-ERROR_LINE = re.compile(r"\b(?:\w*(?:Error|Exception|Warning)|error|warning|panic|fatal)\b:\s")
+ERROR_LINE = re.compile(rf"\b(?:{EXCEPTION_WORD_PATTERN}|error|warning|panic|fatal)\b:\s")
 # Prompts, frames and the source lines a traceback quotes (comments, ``---->`` markers): not output.
 NOT_OUTPUT = re.compile(r"^\s*(?:>>>|\.\.\.|\$ |In \[\d+\]|File \"|Traceback|#|//|-*>)")
 # A value printed into a message: a quoted word, a path or dotted name, a number (the template has a placeholder there).

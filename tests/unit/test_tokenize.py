@@ -6,6 +6,7 @@ import pytest
 from grepgraph.retrievers.lexical.tokenize import (
     compound_words,
     content_words,
+    is_exception_name,
     split_identifier,
     stem,
     tokenize_code,
@@ -117,3 +118,10 @@ VOCABULARY = {"get", "send", "buffer", "show", "fixtur", "read", "line", "in", "
 ])
 def test_compound_words_split_a_run_together_name_by_the_querys_words_and_the_vocabulary(word, query_words, expected):
     assert compound_words(word, query_words, VOCABULARY.__contains__) == expected
+
+
+def test_a_type_is_an_exception_by_its_name_ending():
+    for name in ("ValueError", "IOException", "DeprecationWarning", "Throwable", "KeyboardInterrupt", "Error"):
+        assert is_exception_name(name), name
+    for name in ("ErrorHandler", "ExceptionGroupFormatter", "Parser", "interrupt"):
+        assert not is_exception_name(name), name
