@@ -3,7 +3,7 @@
 A repository can ship a ``.grepgraph/`` folder of its own: its SQLite file, its BM25 segments and its Chroma
 folder (which holds pickles) would then be read on the first search. So every index folder grepgraph makes
 carries a mark, ``trust.json``: an HMAC, under a key that lives in the user's own configuration folder (outside
-every repository), of the folder's real path and a random nonce. A folder is trusted when it is owned by this
+every repository), of the user's id and a random nonce. A folder is trusted when it is owned by this
 user, is not tracked by git, and its mark verifies; anything else is foreign and never opened (the caller uses
 an index in the user's cache instead, see :func:`index_location`).
 """
@@ -60,7 +60,8 @@ def _read_key(path: Path) -> bytes:
 
 
 def _mac(index_dir: Path, nonce: str) -> str:
-    message = f"grepgraph-index\0{index_dir.resolve()}\0{os.getuid()}\0{nonce}".encode()
+    # Not bound to the folder's path: a repository moved with its index keeps it (and its vectors).
+    message = f"grepgraph-index\0{os.getuid()}\0{nonce}".encode()
     return hmac.new(user_key(), message, hashlib.sha256).hexdigest()
 
 

@@ -20,18 +20,25 @@ def own_config(tmp_path, monkeypatch):
     trust._verdicts.clear()
 
 
-def test_an_index_folder_this_user_made_is_trusted_and_a_copied_mark_is_not(tmp_path):
+def test_an_index_folder_this_user_made_is_trusted_and_another_users_is_not(tmp_path, monkeypatch):
     mine = tmp_path / "repo" / ".grepgraph"
     assert trust.verdict(mine).trusted  # nothing there yet: ours to make
     mine.mkdir(parents=True)
     trust.mark_as_own(mine)
     assert trust.verdict(mine).trusted
+    moved = tmp_path / "moved" / ".grepgraph"
+    moved.parent.mkdir()
+    mine.rename(moved)
+    assert trust.verdict(moved).trusted  # a repository moved with its index keeps it
 
     shipped = tmp_path / "other" / ".grepgraph"
     shipped.mkdir(parents=True)
     (shipped / "index.sqlite").write_bytes(b"not ours")
     assert not trust.verdict(shipped).trusted
-    (shipped / trust.MARK).write_text((mine / trust.MARK).read_text())  # a mark made for another folder
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "someone-else"))
+    trust.mark_as_own(shipped)  # marked under another key: another user, another machine
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    trust._verdicts.clear()
     judged = trust.verdict(shipped)
     assert not judged.trusted and "not made by you" in judged.reason
 
