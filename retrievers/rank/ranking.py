@@ -1,18 +1,17 @@
 """The ranking policy: blend weights, evidence bonuses, the kind priors and type lifts, focus demotion.
 
-Every tuning constant of the searcher's ranking is named here (one place to read and to change);
-:class:`retrievers.rank.search.Searcher` gathers the evidence and applies these.
+Every tuning constant of the searcher's ranking is named here (one place to read and to change), with the
+pure rules that apply them; :mod:`retrievers.rank.hits` reads the rows they need and
+:class:`retrievers.rank.search.Searcher` gathers the evidence. What makes a type an exception is
+:func:`retrievers.lexical.tokenize.is_exception_name`.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.model import TYPE_KINDS
 from ..core.results import CodeResult, code_result
-from ..lexical.tokenize import STOP_WORDS
 from ..query.parsing import reads_as_prose
 from ..query.shape import is_question
 
@@ -43,8 +42,6 @@ MEMBER_EVIDENCE = 0.9
 SUBCLASS_BONUS = 0.15
 # "Raised when ...": the exception types of the repository join the candidates and are lifted this much more.
 EXCEPTION_BONUS = 0.5
-# Names that mark an exception type (and the roots of the hierarchies that do).
-EXCEPTION_NAME_ENDINGS = ("Error", "Exception", "Warning", "Throwable", "Interrupt")
 MAX_EXCEPTION_CANDIDATES = 400
 # An ``impl Trait for Type`` block is rarely what a description asks for: the trait and the type hold the docs.
 IMPL_DEMOTION = 0.5
@@ -82,9 +79,6 @@ EXACT_WEIGHT = 10.0
 # func Acc@10 0.559 -> 0.529, for 12 ms more per report.
 LONG_QUERY_EXACT_WEIGHT = 0.0
 
-Hydrate = Callable[[list[tuple[int, float]]], list["Hit"]]
-
-
 @dataclass
 class Hit:
     """One ranked chunk with the evidence behind its score."""
@@ -115,27 +109,6 @@ def blend_weights(query: str, long_query: bool, described: str | None) -> dict[s
     if described is not None or (reads_as_prose(query) and not is_question(query)):
         return {**WEIGHTS, "symbol": STATEMENT_SYMBOL_WEIGHT}
     return WEIGHTS
-
-
-def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
-    """Hits for ranked chunk ids, in order, each with its per-component evidence (unknown ids are left out)."""
-    if not ranked:
-        return []
-    ids = [chunk_id for chunk_id, _ in ranked]
-    marks = ",".join("?" * len(ids))
-    rows = {row[0]: row for row in connection.execute(
-        "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
-        f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
-    hits = []
-    for chunk_id, score in ranked:
-        row = rows.get(chunk_id)
-        if row is None:
-            continue
-        hits.append(Hit(chunk_id, score, row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
-                        row[8], row[9], row[10],
-                        {name: round(values[chunk_id], 4) for name, values in components.items()
-                         if chunk_id in values}))
-    return hits
 
 
 def collapse_duplicates(hits: list[Hit]) -> list[Hit]:
@@ -182,69 +155,3 @@ def apply_kind_priors(hit: Hit, described: str | None, wants_type: bool, subclas
             hit.score *= 1 + SUBCLASS_BONUS
         if exceptions and hit.chunk_id in exceptions:
             hit.score *= 1 + EXCEPTION_BONUS
-
-
-def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydrate_ids: Hydrate) -> list[Hit]:
-    """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
-    best_member: dict[tuple[str, str], float] = {}
-    for hit in hits:
-        if hit.kind in ("method", "function") and "." in hit.symbol:
-            owner = (hit.path, hit.symbol.rsplit(".", 1)[0])
-            best_member[owner] = max(best_member.get(owner, 0.0), hit.score)
-    if not best_member:
-        return hits
-    present = {(hit.path, hit.symbol): hit for hit in hits}
-    missing = [owner for owner in best_member if owner not in present]
-    if missing:
-        kinds = ",".join("?" * len(TYPE_KINDS))
-        found = []
-        for path, symbol in missing:
-            found += [row[0] for row in connection.execute(
-                f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
-                (path, symbol, *TYPE_KINDS))]
-        for fetched in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
-            present[(fetched.path, fetched.symbol)] = fetched
-            hits.append(fetched)
-    for owner, score in best_member.items():
-        owner_hit = present.get(owner)
-        if owner_hit is None or owner_hit.kind not in TYPE_KINDS:
-            continue
-        if member_count(connection, *owner) > MAX_LIFT_MEMBERS:
-            continue
-        if MEMBER_EVIDENCE * score > owner_hit.score:
-            owner_hit.score = MEMBER_EVIDENCE * score
-            owner_hit.components["member"] = round(owner_hit.score, 4)
-    return hits
-
-
-def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
-    """How many definitions a type holds directly."""
-    return connection.execute(
-        "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
-
-
-def exception_types(connection: sqlite3.Connection) -> dict[int, str]:
-    """Chunk id -> symbol of every exception type: named like one, or deriving from one at any depth."""
-    roots = {target.rsplit(".", 1)[-1] for (target,) in connection.execute(
-        "SELECT DISTINCT target FROM edges WHERE kind = 'inherits'")}
-    derived = subclasses_named_by(connection, sorted(root for root in roots if root.endswith(EXCEPTION_NAME_ENDINGS)))
-    kinds = ",".join("?" * len(TYPE_KINDS))
-    return {chunk_id: symbol for chunk_id, symbol, name in connection.execute(
-        f"SELECT id, symbol, name FROM chunks WHERE kind IN ({kinds})", tuple(TYPE_KINDS))  # noqa: S608
-        if name.endswith(EXCEPTION_NAME_ENDINGS) or symbol in derived}
-
-
-def subclasses_named_by(connection: sqlite3.Connection, words: list[str]) -> set[str]:
-    """Symbols of the classes that derive (at any depth) from a class a head-phrase word names."""
-    found: set[str] = set()
-    frontier = [word for word in words if len(word) > 2 and word not in STOP_WORDS]
-    for _ in range(4):  # a few levels of hierarchy; cycles end at ``found``
-        if not frontier:
-            break
-        marks = ",".join("?" * len(frontier))
-        children = {source for (source,) in connection.execute(
-            f"SELECT DISTINCT source FROM edges WHERE kind = 'inherits' AND target COLLATE NOCASE IN ({marks})"  # noqa: S608
-            " LIMIT 500", frontier)} - found
-        found |= children
-        frontier = [child.rsplit(".", 1)[-1] for child in children]
-    return found

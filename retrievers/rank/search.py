@@ -14,16 +14,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import EmbeddingUnavailable, IndexMissing, vector_backend_errors
-from ..core.memory import return_freed_memory
-from ..dense.sync import vectors_version
+from ..core.errors import IndexMissing, vector_backend_errors
+from ..dense.breaker import VectorsBreaker
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
@@ -31,12 +28,15 @@ from ..query.parsing import name_evidence, plain_text, without_environment_listi
 from ..query.scope import Scope, ScopeError, dense_depth, within
 from ..query.shape import described_kind, describes_exception, head_phrase
 from ..source.languages import is_documentation
+from ..store.hierarchy import subclasses_named_by
 from ..store.index import CodeIndex
-from ..store.snapshot import IndexSnapshot, LexicalScores, committed_generation, open_snapshot
+from ..store.live import LiveSnapshots
+from ..store.snapshot import IndexSnapshot, LexicalScores
 from ..store.textstore import TextStore
 from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
 from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
+from .hits import hydrate, lift_types_by_members
 from .messages import invocation_evidence, template_evidence
 from .ranking import (
     DENSE_CANDIDATES,
@@ -54,9 +54,6 @@ from .ranking import (
     candidate_depth,
     collapse_duplicates,
     focus_factor,
-    hydrate,
-    lift_types_by_members,
-    subclasses_named_by,
 )
 
 log = logging.getLogger(__name__)
@@ -67,17 +64,6 @@ MAX_QUERY_CHARS = 20_000
 # chunks gets the exact cosine of every one of them instead.
 SCOPED_DENSE_MAX = 2_000
 SCOPED_EXACT_COSINES = 1_000
-# A snapshot a newer commit replaced stays open this long (at most this many), so a graph run pinned to
-# it (LLM calls included: up to twice the LLM timeout) can finish on it; one in use is never closed.
-RETIRED_KEEP_S = 30.0
-RETIRED_KEEP = 8
-# SQLite restarts its write-ahead log only when no reader's snapshot reaches into it. A searcher always holds
-# one, so past this many log frames (~4 MB) and once nothing older is open, the log is checkpointed and the
-# current generation re-opened on the checkpointed file; the next commit then writes the log from its start.
-WAL_RESTART_FRAMES = 1000
-# After the Chroma server failed to answer, searches use lexical evidence alone for this long
-# before trying it again (so a down server costs one failed connection, not one per query).
-VECTORS_RETRY_AFTER_S = 10.0
 NO_VECTORS_YET = "no vectors embedded yet: lexical evidence only"
 STALE_VECTORS = ("the vector store was older than the index (vectors stored by another process after it was "
                  "loaded): candidates outside the vector top-k got the neutral cosine until the next refresh")
@@ -105,146 +91,37 @@ class LexicalSignal:
 class Searcher:
     """Answers queries against a :class:`CodeIndex`; safe to share between threads.
 
-    Every call works on one :class:`IndexSnapshot` from start to end (see :mod:`retrievers.store.snapshot`):
-    the newest committed generation, or one a caller pins by name (a graph run keeps the generation
-    its first search saw). Calls on the same snapshot are serialised by its lock; a snapshot that a
-    newer commit replaced stays open while in use and for ``RETIRED_KEEP_S`` after, so a pinned run
-    can finish on it.
+    Every call works on one :class:`IndexSnapshot` from start to end, held through
+    :class:`retrievers.store.live.LiveSnapshots`: the newest committed generation, or one a caller pins by
+    name (a graph run keeps the generation its first search saw, which stays open for a while after a
+    newer commit replaced it). While the vectors fail, :class:`retrievers.dense.breaker.VectorsBreaker`
+    keeps searches lexical for a pause.
     """
 
     def __init__(self, index: CodeIndex) -> None:
         """Open the index for reading (raises ``IndexMissing`` if there is none)."""
         index.require()
         self.index = index
-        # Guards the snapshots and the probe connection; never held while searching.
-        self._lock = threading.Lock()
-        self._probe = index.connect()
-        self._identity = self._database_identity()
-        self._loaded_vectors_version = self._vectors_version()
-        self._current = open_snapshot(index)
-        self._retired: list[IndexSnapshot] = []
-        self._log_checkpoint_due = True
-        # Chroma's client and the retry state after a server failure are shared by every snapshot.
+        # Chroma's client is shared by every snapshot: queried here, re-opened by a refresh or a failure.
         self._vectors_lock = threading.RLock()
-        self._vectors_retry_at = 0.0
-        self._vectors_error = ""
-        self._pinned = threading.local()
+        self._snapshots = LiveSnapshots(index, self._vectors_lock)
+        self._breaker = VectorsBreaker()
 
     def close(self) -> None:
         """Release the connections, the generations' leases and this index's Chroma client."""
-        with self._lock:
-            for snapshot in [self._current, *self._retired]:
-                snapshot.close()
-            self._retired = []
-            self._probe.close()
+        self._snapshots.close()
         self.index.reopen_vectors()
-
-    # ----------------------------------------------------------------- snapshots
-    def _database_identity(self) -> tuple[int, int] | None:
-        try:
-            stat = self.index.db_path.stat()
-        except OSError:
-            return None
-        return (stat.st_dev, stat.st_ino)
-
-    def _vectors_version(self) -> str:
-        return vectors_version(self._probe)
-
-    def _refresh_locked(self) -> None:
-        """Open a snapshot of a newer committed generation, if there is one (caller holds ``_lock``)."""
-        identity = self._database_identity()
-        if identity is None:
-            repo = self.index.repo
-            raise IndexMissing(f"the index of {repo} was deleted; run: grepgraph index {repo}")
-        if identity != self._identity:
-            # Rebuilt from scratch (another format, or deleted and re-indexed): a new database file.
-            self._probe.close()
-            self._probe = self.index.connect()
-            self._identity = identity
-            with self._vectors_lock:
-                self.index.reopen_vectors()
-        vectors_version = self._vectors_version()
-        generation = committed_generation(self._probe)
-        settings_changed = False
-        if vectors_version != self._loaded_vectors_version or generation != self._current.generation:
-            # A re-index may have switched the views or the embedding model: the next snapshot reads with those.
-            with self._vectors_lock:
-                settings_changed = self.index.follow_stored_settings()
-        if vectors_version != self._loaded_vectors_version:
-            if not self.index.vectors_hold(vectors_version):  # changes made through our own store are in it
-                with self._vectors_lock:
-                    self.index.reopen_vectors()
-            self._loaded_vectors_version = vectors_version
-        if settings_changed or generation != self._current.generation:
-            fresh = open_snapshot(self.index)
-            self._current.retired_at = time.monotonic()
-            self._retired.insert(0, self._current)
-            self._current = fresh
-            self._log_checkpoint_due = True
-        self._close_unused_locked()
-
-    def _close_unused_locked(self) -> None:
-        now = time.monotonic()
-        keep = []
-        for number, snapshot in enumerate(self._retired):
-            expired = number >= RETIRED_KEEP or now - (snapshot.retired_at or now) > RETIRED_KEEP_S
-            if expired and snapshot.users == 0:
-                snapshot.close()
-            else:
-                keep.append(snapshot)
-        if len(keep) < len(self._retired):
-            return_freed_memory()  # a generation's segments and caches: tens of MB on a large index
-        self._retired = keep
-        if self._log_checkpoint_due and not self._retired and self._current.users == 0:
-            self._let_the_log_restart_locked()
-
-    def _let_the_log_restart_locked(self) -> None:
-        """Checkpoint the log and, when it is long and all in the file, re-open the generation on the file."""
-        self._log_checkpoint_due = False
-        busy, frames, checkpointed = self._probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        if busy or frames < WAL_RESTART_FRAMES or checkpointed != frames:
-            return
-        fresh = open_snapshot(self.index)
-        self._current.close()
-        self._current = fresh
-
-    @contextmanager
-    def _snapshot(self, generation: str | None = None) -> Iterator[IndexSnapshot]:
-        """Hold one snapshot for a call: ``generation`` if still open, else the newest.
-
-        A call nested in another on the same thread (``chunk_text`` inside ``connection_lock``) gets the
-        snapshot the outer call holds.
-        """
-        pinned: list[IndexSnapshot] = self._pinned.__dict__.setdefault("stack", [])
-        if pinned and generation in (None, pinned[-1].generation):
-            yield pinned[-1]
-            return
-        with self._lock:
-            self._refresh_locked()
-            snapshot = next((s for s in self._retired if s.generation == generation), self._current)
-            snapshot.users += 1
-        try:
-            with snapshot.lock:
-                pinned.append(snapshot)
-                try:
-                    yield snapshot
-                finally:
-                    pinned.pop()
-        finally:
-            with self._lock:
-                snapshot.users -= 1
-                self._close_unused_locked()
 
     @property
     def chunk_count(self) -> int:
         """Chunks in the newest committed generation."""
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             return snapshot.chunk_count
 
     @property
     def generation(self) -> str:
         """The newest committed generation's name."""
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             return snapshot.generation
 
     # ----------------------------------------------------------------- components
@@ -252,7 +129,7 @@ class Searcher:
                        allowed: np.ndarray | None = None, *,
                        generation: str | None = None) -> tuple[dict[int, float], LexicalSignal]:
         """Top-``k`` chunk ids by BM25 (among ``allowed`` ids, if given) and the raw score signal."""
-        with self._snapshot(generation) as snapshot:
+        with self._snapshots.hold(generation) as snapshot:
             return self._lexical_top(snapshot, snapshot.lexical(query_tokens), query_tokens, k, allowed)
 
     @staticmethod
@@ -283,7 +160,7 @@ class Searcher:
 
     def dense_scores(self, text: str, k: int = DENSE_CANDIDATES) -> dict[str, dict[int, float]]:
         """Top-``k`` chunk ids by cosine similarity, per embedded view."""
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             return self._dense(snapshot, text, k)[0]
 
     def _dense(self, snapshot: IndexSnapshot, text: str,
@@ -301,27 +178,21 @@ class Searcher:
     def _guarded_dense(self, snapshot: IndexSnapshot, text: str,
                        k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
         """:meth:`_dense`, or nothing while the Chroma server is unreachable (retried after a pause)."""
-        with self._vectors_lock:
-            if time.monotonic() < self._vectors_retry_at:
-                return {}, None
+        if not self._breaker.allows():
+            return {}, None
         try:
             found = self._dense(snapshot, text, k)
         except vector_backend_errors() as error:
             self._vectors_failed(error)
             return {}, None
-        with self._vectors_lock:
-            self._vectors_error = ""
+        self._breaker.succeeded()
         return found
 
     def _vectors_failed(self, error: BaseException) -> None:
-        url = self.index.chroma_url or "the embedded database"
-        named = isinstance(error, EmbeddingUnavailable) or str(error).startswith("the Chroma server")
-        detail = str(error) if named else f"the Chroma server at {url}: {error}"
+        """Open the breaker, say why in the log and drop the client that failed."""
         with self._vectors_lock:
-            self._vectors_retry_at = time.monotonic() + VECTORS_RETRY_AFTER_S
-            self._vectors_error = (f"vectors unavailable: {detail}; lexical results only,"
-                                   f" retried after {VECTORS_RETRY_AFTER_S:g}s")
-            log.warning("%s (index of %s)", self._vectors_error, self.index.repo)
+            note = self._breaker.failed(error, self.index.chroma_url)
+            log.warning("%s (index of %s)", note, self.index.repo)
             self.index.reopen_vectors()
 
     def _fill_dense(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
@@ -355,7 +226,7 @@ class Searcher:
 
     def name_coverage(self, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
         """Share of each candidate's name words the query uses, on the newest generation (see :mod:`.evidence`)."""
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             return name_coverage(snapshot, query_tokens, pool)
 
     # ----------------------------------------------------------------- search
@@ -394,7 +265,7 @@ class Searcher:
             The hits, best first, and the BM25 signal of the query (with the generation searched).
         """
         query = without_environment_listing(query)[:MAX_QUERY_CHARS]
-        with self._snapshot(generation) as snapshot:
+        with self._snapshots.hold(generation) as snapshot:
             paths, allowed = snapshot.scope_filter(scope)
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
             long_query = len(query.split()) > LONG_QUERY_WORDS
@@ -445,7 +316,7 @@ class Searcher:
                 except vector_backend_errors() as error:
                     self._vectors_failed(error)
                     cosines = {}
-            vectors_error = self._vectors_error
+            vectors_error = self._breaker.note
             if wants_vectors and vectors_error:
                 signal.vectors_note = vectors_error
             elif wants_vectors and not cosines and dense_input.strip():
@@ -503,18 +374,18 @@ class Searcher:
 
         Raises :class:`ScopeError` when the scope keeps no indexed file (a mistyped glob).
         """
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             return snapshot.scope_filter(scope)
 
     def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
              scope: Scope | None = None, focus_demotion: float = FOCUS_DEMOTION) -> GrepAnswer:
-        """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep.lines`); the best ``limit`` kept.
+        """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep.lines`), the best ``limit``.
 
         Raises :class:`PatternError` for a pattern that can't be searched and :class:`ScopeError` for a
         filter that keeps no file.
         """
         pattern = compile_pattern(text, mode)
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             paths, _ = snapshot.scope_filter(scope)
             store = TextStore(snapshot.connection, snapshot.text_cache)
             if not store.has_texts() and snapshot.languages:
@@ -532,7 +403,7 @@ class Searcher:
 
     def reading(self) -> AbstractContextManager[IndexSnapshot]:
         """Hold the newest snapshot for a few reads: its ``connection`` and ``generation`` stay consistent."""
-        return self._snapshot()
+        return self._snapshots.hold()
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -540,19 +411,15 @@ class Searcher:
 
         Outside it, the newest snapshot's connection: for single-threaded scripts only.
         """
-        pinned = self._pinned.__dict__.get("stack")
-        if pinned:
-            return pinned[-1].connection
-        with self._lock:
-            return self._current.connection
+        return self._snapshots.connection
 
     def connection_lock(self) -> AbstractContextManager[IndexSnapshot]:
         """Hold the newest snapshot for this thread; :attr:`connection` is its connection meanwhile."""
-        return self._snapshot()
+        return self._snapshots.hold()
 
     def chunk_text(self, path: str, symbol: str) -> str:
         """The stored text of a chunk, by path and symbol (empty if unknown)."""
-        with self._snapshot() as snapshot:
+        with self._snapshots.hold() as snapshot:
             row = snapshot.connection.execute(
                 "SELECT text FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", (path, symbol)).fetchone()
         return row[0] if row else ""

@@ -23,9 +23,9 @@ from ..codegraph.call_resolution import CallResolver
 from ..core.errors import IndexError_, no_index_yet
 from ..lexical.bm25 import LexicalIndex, top_k
 from ..query.scope import Scope, ScopeError, chunk_ids_in
-from ..rank.ranking import exception_types
 from ..source.languages import is_documentation, is_test_path
 from .generations import GenerationGone, GenerationLease
+from .hierarchy import exception_types
 from .index import CodeIndex
 from .segments import load_segments
 from .textstore import TextCache
@@ -152,7 +152,7 @@ class IndexSnapshot:
             return self._kinds
 
     def exception_types(self) -> dict[int, str]:
-        """Chunk id -> symbol of every exception type (:func:`retrievers.rank.ranking.exception_types`), computed once."""
+        """Chunk id -> symbol of every exception type (:func:`.hierarchy.exception_types`), computed once."""
         with self.lock:
             if self._exceptions is None:
                 self._exceptions = exception_types(self.connection)

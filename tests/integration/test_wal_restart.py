@@ -7,9 +7,10 @@ reaches into it; a searcher always holds one. Without help the log grew ~150 KB 
 import shutil
 from pathlib import Path
 
-import grepgraph.retrievers.rank.search as search_module
+import grepgraph.retrievers.store.live as live_module
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
+from grepgraph.retrievers.store.live import LiveSnapshots
 
 from tests.conftest import SAMPLE_REPO
 
@@ -40,16 +41,16 @@ def reindex_and_search(tmp_path: Path) -> tuple[list[int], list[bool]]:
 
 
 def test_the_log_starts_over_while_a_searcher_stays_open(tmp_path, monkeypatch):
-    monkeypatch.setattr(search_module, "RETIRED_KEEP_S", 0.0)  # replaced snapshots close at once
-    monkeypatch.setattr(search_module, "WAL_RESTART_FRAMES", 20)  # ~80 KB instead of ~4 MB, to see it in 30 edits
+    monkeypatch.setattr(live_module, "RETIRED_KEEP_S", 0.0)  # replaced snapshots close at once
+    monkeypatch.setattr(live_module, "WAL_RESTART_FRAMES", 20)  # ~80 KB instead of ~4 MB, to see it in 30 edits
     sizes, found = reindex_and_search(tmp_path)
     assert all(found)  # the generation re-opened on the checkpointed file answers like the one it replaced
     assert max(sizes[REINDEXES // 2:]) <= 3 * max(sizes[:3])
 
 
 def test_without_the_restart_the_log_grows_with_every_reindex(tmp_path, monkeypatch):
-    monkeypatch.setattr(search_module, "RETIRED_KEEP_S", 0.0)
-    monkeypatch.setattr(Searcher, "_let_the_log_restart_locked", lambda self: None)
+    monkeypatch.setattr(live_module, "RETIRED_KEEP_S", 0.0)
+    monkeypatch.setattr(LiveSnapshots, "_let_the_log_restart_locked", lambda self: None)
     sizes, found = reindex_and_search(tmp_path)
     assert all(found)
     assert sizes[-1] > 5 * sizes[2]  # what the first test guards against

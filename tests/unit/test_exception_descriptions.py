@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 from grepgraph.retrievers.query.shape import describes_exception
-from grepgraph.retrievers.rank.ranking import EXCEPTION_BONUS, TYPE_DESCRIPTION_BONUS, exception_types
+from grepgraph.retrievers.rank.ranking import EXCEPTION_BONUS, TYPE_DESCRIPTION_BONUS
+from grepgraph.retrievers.store.hierarchy import exception_types
 
 from tests.conftest import lexical_searcher
 

@@ -1,0 +1,74 @@
+"""Hits read from one snapshot's rows: ranked chunk ids hydrated, and types lifted by their members' evidence.
+
+The SQL side of the ranking; the weights and rules it applies are named in :mod:`retrievers.rank.ranking`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from ..core.model import TYPE_KINDS
+from .ranking import MAX_LIFT_MEMBERS, MEMBER_EVIDENCE, Hit
+
+Hydrate = Callable[[list[tuple[int, float]]], list[Hit]]
+
+
+def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
+    """Hits for ranked chunk ids, in order, each with its per-component evidence (unknown ids are left out)."""
+    if not ranked:
+        return []
+    ids = [chunk_id for chunk_id, _ in ranked]
+    marks = ",".join("?" * len(ids))
+    rows = {row[0]: row for row in connection.execute(
+        "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
+        f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
+    hits = []
+    for chunk_id, score in ranked:
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        hits.append(Hit(chunk_id, score, row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
+                        row[8], row[9], row[10],
+                        {name: round(values[chunk_id], 4) for name, values in components.items()
+                         if chunk_id in values}))
+    return hits
+
+
+def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydrate_ids: Hydrate) -> list[Hit]:
+    """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
+    best_member: dict[tuple[str, str], float] = {}
+    for hit in hits:
+        if hit.kind in ("method", "function") and "." in hit.symbol:
+            owner = (hit.path, hit.symbol.rsplit(".", 1)[0])
+            best_member[owner] = max(best_member.get(owner, 0.0), hit.score)
+    if not best_member:
+        return hits
+    present = {(hit.path, hit.symbol): hit for hit in hits}
+    missing = [owner for owner in best_member if owner not in present]
+    if missing:
+        kinds = ",".join("?" * len(TYPE_KINDS))
+        found = []
+        for path, symbol in missing:
+            found += [row[0] for row in connection.execute(
+                f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
+                (path, symbol, *TYPE_KINDS))]
+        for fetched in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
+            present[(fetched.path, fetched.symbol)] = fetched
+            hits.append(fetched)
+    for owner, score in best_member.items():
+        owner_hit = present.get(owner)
+        if owner_hit is None or owner_hit.kind not in TYPE_KINDS:
+            continue
+        if member_count(connection, *owner) > MAX_LIFT_MEMBERS:
+            continue
+        if MEMBER_EVIDENCE * score > owner_hit.score:
+            owner_hit.score = MEMBER_EVIDENCE * score
+            owner_hit.components["member"] = round(owner_hit.score, 4)
+    return hits
+
+
+def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
+    """How many definitions a type holds directly."""
+    return connection.execute(
+        "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
