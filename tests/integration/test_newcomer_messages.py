@@ -191,7 +191,7 @@ def test_the_service_words_a_filter_error_as_flags_too(project):
     env = environment(GREPGRAPH_DAEMON="on", GREPGRAPH_SERVICE_START_S="180", GREPGRAPH_SERVICE_IDLE_S="120")
     try:
         searched = grepgraph("search", "redirect loop", "--path", "nowhere/**", "--repo", str(root), cwd=root, env=env)
-        assert service_client.service_state(root / ".grepgraph")["running"]  # the answer came from the service
+        assert service_client.service_state(root / ".grepgraph")["running"], searched.stderr  # the service answered
     finally:
         grepgraph("daemon", "stop", "--repo", str(root), cwd=root, env=env)
     assert searched.returncode == 2
