@@ -111,9 +111,13 @@ def _enclosing_repository(folder: Path) -> Path:
 
     Searches from a subfolder use the enclosing index, so indexing one updates that index rather than
     starting a second, nested one whose paths would be relative to the subfolder (``--separate`` asks for that).
+    A git work tree of its own inside the repository (a submodule, a clone) is a project of its own.
     """
     enclosing, index_dir = locate_index(folder)
     if enclosing == folder or not _has_index(index_dir):
+        return folder
+    if any((level / ".git").exists() for level in (folder, *folder.parents) if level != enclosing
+           and level.is_relative_to(enclosing)):
         return folder
     print(f"grepgraph: {folder} is inside the indexed repository {enclosing}: updating its index ({index_dir});"
           f" use --separate for an index of {folder.name}/ alone", file=sys.stderr)

@@ -224,6 +224,9 @@ def test_index_inside_an_indexed_repository_updates_the_enclosing_index(tmp_path
     separate = grepgraph("index", ".", "--no-embed", "--quiet", "--separate", cwd=root / "pkg")
     assert separate.returncode == 0 and f"indexed {root / 'pkg'} " in separate.stdout
     assert (root / "pkg" / ".grepgraph" / "index.sqlite").is_file()
+    clone = write_files(root / "clone", {".git/HEAD": "ref: refs/heads/main\n", "lib.py": "def other():\n    pass\n"})
+    own = grepgraph("index", ".", "--no-embed", "--quiet", cwd=clone)  # a git work tree of its own: its own index
+    assert own.returncode == 0 and f"indexed {clone} " in own.stdout and "inside the indexed" not in own.stderr
 
 
 # --------------------------------------------------------------------------- what a search shows
