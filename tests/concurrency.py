@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from grepgraph.retrievers.store.index import CodeIndex
+from grepgraph.retrievers.store.trust import MARK
 
 SAMPLE_REPO = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 
@@ -113,6 +114,7 @@ class GenerationCopies:
         if target.exists():
             return generation
         target.mkdir()
+        shutil.copy2(self.index_dir / MARK, target / MARK)  # the copy is this user's index too
         source = sqlite3.connect(self.index_dir / "index.sqlite", timeout=30)
         copy = sqlite3.connect(target / "index.sqlite")
         try:
