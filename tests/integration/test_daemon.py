@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ import pytest
 from grepgraph import service_client
 from tests.conftest import SAMPLE_REPO
 from tests.ollama_server import OllamaTestServer
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -64,15 +64,35 @@ def repo(tmp_path: Path):
     state = service_client.service_state(index_dir)
     service_client.stop_service(index_dir)
     if state.get("pid"):
-        with pytest.raises(ProcessLookupError):
-            for _ in range(100):
-                os.kill(state["pid"], 0)
-                time.sleep(0.1)
+        try:
+            wait_until(lambda: gone(state["pid"]), what=f"the exit of the service (pid {state['pid']})")
+        except AssertionError:
             os.kill(state["pid"], signal.SIGKILL)
+            raise
 
 
 def running(index_dir: Path) -> dict:
     return service_client.service_state(index_dir)
+
+
+def gone(pid: int) -> bool:
+    """Whether every thread of the process has exited, so its sockets are closed (Linux ``/proc``).
+
+    A zombie waiting for its parent counts as gone; its main thread alone does not, while other threads still
+    hold its files open.
+    """
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return True
+    for task in tasks:
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # this thread has just gone
+            continue
+        if state not in ("Z", "X"):
+            return False
+    return True
 
 
 def test_first_search_starts_the_service_which_answers_like_an_in_process_search(repo: Path, tmp_path: Path):
@@ -120,7 +140,7 @@ def test_a_killed_service_leaves_a_stale_socket_the_next_search_recovers_from(re
     assert grepgraph("daemon", "start", "--repo", str(repo), cwd=tmp_path).returncode == 0
     first = running(index_dir)["pid"]
     os.kill(first, signal.SIGKILL)
-    time.sleep(0.5)
+    wait_until(lambda: gone(first))
     assert (index_dir / "service" / "service.sock").exists()  # stale: nobody listens
     with pytest.raises(service_client.ServiceUnavailable):
         service_client.request(index_dir, "ping")
@@ -140,10 +160,7 @@ def test_a_service_killed_mid_search_makes_the_client_search_in_process_and_say_
         search = subprocess.Popen([sys.executable, "-m", "grepgraph.cli", "search", QUERY, "--repo", str(repo),
                                    "--rewrite", "force"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not llm.requests_to("/api/chat") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert llm.requests_to("/api/chat"), "the service never called the LLM"
+        wait_until(lambda: llm.requests_to("/api/chat"), timeout=60, what="the service's LLM call")
         llm.mode = "ok"  # the in-process retry gets its answer
         os.kill(pid, signal.SIGKILL)
         out, err = search.communicate(timeout=300)
@@ -168,12 +185,9 @@ def test_two_clients_starting_it_at_once_share_one_service_that_exits_when_idle(
     assert all("searching in this process" not in result.stderr for result in results)
     log = (index_dir / "service" / "service.log").read_text()
     assert log.count(" ready (pid") == 1, log
-    deadline = time.monotonic() + 60
     # The socket goes first; the lock when the watcher has stopped (a vector batch under way finishes first).
-    while (running(index_dir)["running"] or service_client.lock_is_held(index_dir)) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not running(index_dir)["running"]
-    assert not service_client.lock_is_held(index_dir)
+    wait_until(lambda: not running(index_dir)["running"] and not service_client.lock_is_held(index_dir),
+               timeout=60, interval=0.5, what="the idle service's exit")
     assert not (index_dir / "service" / "service.sock").exists()
 
 
@@ -186,9 +200,8 @@ def test_a_service_of_another_version_is_replaced(repo: Path, tmp_path: Path):
                                cwd=tmp_path, env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
-        while not (index_dir / "service" / "service.sock").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until((index_dir / "service" / "service.sock").exists, timeout=180, interval=0.2,
+                   what="the old service's socket")
         assert service_client.call(index_dir, {"op": "status", "version": "an older grepgraph"})["ok"]
         answer = grepgraph("search", QUERY, "--repo", str(repo), "--no-llm", cwd=tmp_path)
         assert answer.returncode == 0 and "store" in answer.stdout, answer.stderr
@@ -246,13 +259,9 @@ def paths_matching(repo: Path, tmp_path: Path, text: str) -> set[str]:
     return {result["path"] for result in json.loads(answer.stdout)["results"]}
 
 
-def wait_for(predicate, timeout_s: float = 60.0) -> float:
-    """Seconds until ``predicate()`` held (fails the test after ``timeout_s``)."""
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout_s, "the change never reached the index"
-        time.sleep(0.2)
-    return time.monotonic() - started
+def wait_for(predicate, timeout_s: float = 60.0) -> None:
+    """Wait until a change reached the index (each poll runs a search: a process, so not too often)."""
+    wait_until(predicate, timeout=timeout_s, interval=0.2, what="the change reaching the index")
 
 
 def test_the_service_follows_created_modified_renamed_and_deleted_files(repo: Path, tmp_path: Path):
@@ -278,7 +287,8 @@ def test_the_service_follows_created_modified_renamed_and_deleted_files(repo: Pa
     wait_for(lambda: not running(index_dir).get("embedding") and running(index_dir).get("vectors_pending") == 0)
     report = json.loads(grepgraph("status", str(repo), "--json", cwd=tmp_path).stdout)
     assert report["changed_since_index"]["count"] == 0
-    assert report["service"]["watching"] and report["service"]["updates"] >= 4
+    # (How many updates the four changes took depends on how the watcher batched them as they came.)
+    assert report["service"]["watching"] and report["service"]["updates"] >= 1
     assert report["vectors_pending_total"] == 0
 
 
