@@ -44,7 +44,8 @@ from tests.concurrency import (
 )
 from tests.conftest import hang_deadline, isolated_settings
 from tests.ollama_server import OllamaTestServer
-from tests.processes import free_port
+from tests.processes import answers_health, free_port
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -139,15 +140,7 @@ def test_http_clients_get_no_5xx_while_the_cli_reindexes(indexed):
 
     stop = threading.Event()
     with hang_deadline(240):
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and serving.is_alive(), "serve did not answer /health"
-            time.sleep(0.1)
+        wait_until(lambda: answers_health(url, serving), what="serve answering /health")
         loop = threading.Thread(target=reindex_loop, args=(repo, index_dir, copies, tally, stop, 0.0, cli_index))
         loop.start()
         try:

@@ -4,9 +4,9 @@ One real index of the sample repository; the real ``ChatOllama`` client against 
 from mode to mode between batches (plus a closed port and two scripted responders: rerank indices out of range
 or repeated, and valid JSON of the wrong shape). Every batch mixes forced rewrite, forced rerank, both, and the
 heuristic path, and runs on four threads. For every search a user would check that it did not raise, that it
-returned results, that it came back within ``llm_timeout_s`` plus a second, and that the trace says what the LLM
-did. The per-mode counts and latencies are printed (``pytest -s``) and, with ``GREPGRAPH_RELIABILITY_REPORT`` set,
-written there as JSON.
+returned results and that the trace says what the LLM did. The per-mode counts and latencies are printed
+(``pytest -s``) and, with ``GREPGRAPH_RELIABILITY_REPORT`` set, written there as JSON; the latency targets are
+``benchmarks/llm_paths.py``'s.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ pytestmark = pytest.mark.slow
 SAMPLE_REPO = Path(__file__).resolve().parents[1] / "fixtures" / "sample_repo"
 REPORT_ENV = "GREPGRAPH_RELIABILITY_REPORT"
 LLM_TIMEOUT_S = 0.3
-BUDGET_S = LLM_TIMEOUT_S + 1.0
 # Zero: every call meets the fault itself instead of a "down" mark left by the call before it, so what the
 # batch exercises doesn't depend on how the threads interleave. Skipping a server marked down is tested in
 # tests/integration/test_graph_llm.py.
@@ -235,12 +234,11 @@ def ledger():
     book = Ledger()
     yield book
     table = book.table()
-    title = (f"LLM fault injection: {len(book.rows)} modes, llm_timeout_s={LLM_TIMEOUT_S}, budget {BUDGET_S:.1f}s,"
-             f" {THREADS} threads")
+    title = f"LLM fault injection: {len(book.rows)} modes, llm_timeout_s={LLM_TIMEOUT_S}, {THREADS} threads"
     print(f"\n\n{title}\n{table}\n")  # noqa: T201 - the summary is the point of `pytest -s`
     if report_path:
         Path(report_path).write_text(json.dumps(
-            {"llm_timeout_s": LLM_TIMEOUT_S, "budget_s": BUDGET_S, "threads": THREADS, "modes": book.rows},
+            {"llm_timeout_s": LLM_TIMEOUT_S, "threads": THREADS, "modes": book.rows},
             indent=2))
 
 
@@ -345,8 +343,6 @@ def one_search(mode: str, context: dict, number: int) -> Outcome:
     results = output.get("results")
     if not isinstance(results, list) or (kind != "nonsense" and not results):
         outcome.problems.append(f"{label}: no results ({results!r})")
-    if outcome.seconds > BUDGET_S:
-        outcome.problems.append(f"{label}: took {outcome.seconds:.2f}s, budget {BUDGET_S:.1f}s")
     trace = output.get("trace") or []
     ran = {entry["node"]: entry for entry in trace if entry["node"] in ("rewrite", "rerank")}
     if request.get("rewrite") and "rewrite" not in ran:
