@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import pathspec
 
+from ..source.globs import GlobError, GlobRules
 from ..source.languages import LANGUAGE_BY_EXTENSION
 
 LANGUAGES = (*dict.fromkeys(LANGUAGE_BY_EXTENSION.values()), "text")
@@ -84,23 +84,26 @@ class Scope:
             raise ScopeError(f"{len(globs)} path filters; the limit is {MAX_GLOBS}")
         names = tuple(dict.fromkeys(canonical_language(name) for name in split_values(languages)))
         scope = cls(globs, names)
-        scope.spec()  # a glob pathspec cannot read fails here, not at search time
+        scope.spec()  # a glob that can't be read fails here, not at search time
         return scope
 
     @property
     def is_everything(self) -> bool:  # noqa: D102
         return not self.paths and not self.languages
 
-    def spec(self) -> pathspec.PathSpec | None:
-        """The compiled globs (``None`` without path filters); only negative globs keep everything else."""
+    def spec(self) -> GlobRules | None:
+        """The compiled globs (``None`` without path filters); only negative globs keep everything else.
+
+        Matched in linear time (:mod:`retrievers.source.globs`): no glob can stall a search.
+        """
         if not self.paths:
             return None
         # `!tests/**` alone means "all but the tests", as in a .gitignore read the other way round.
         only_negative = all(glob.startswith("!") for glob in self.paths)
         try:
-            return pathspec.PathSpec.from_lines("gitignore", ("**", *self.paths) if only_negative else self.paths)
-        except (ValueError, TypeError) as error:
-            raise ScopeError(f"invalid path filter: {error}") from None
+            return GlobRules(("**", *self.paths) if only_negative else self.paths)
+        except GlobError as error:
+            raise ScopeError(f"invalid path filter {error}") from None
 
     def language_set(self) -> set[str]:
         """The languages allowed, dialects included (empty: any)."""
@@ -111,7 +114,7 @@ class Scope:
         spec = self.spec()
         wanted = self.language_set()
         return [path for path, language in languages_by_path.items()
-                if (not wanted or language in wanted) and (spec is None or spec.match_file(path))]
+                if (not wanted or language in wanted) and (spec is None or spec.matches(path))]
 
     def describe(self, terms: Literal["fields", "flags"] = "fields") -> str:
         """The filters as the caller wrote them, in fields or in the command line's flags.

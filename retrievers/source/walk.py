@@ -8,9 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from ..core.index_settings import MAX_FILE_BYTES
+from .globs import GlobRules
 from .languages import language_of
 
 MINIFIED_LINE_CHARS = 1_000
@@ -83,25 +82,26 @@ class WalkResult:
     skipped: SkippedFiles = field(default_factory=SkippedFiles)
 
 
-def _load_gitignore(directory: Path) -> pathspec.PathSpec | None:
+def _load_gitignore(directory: Path) -> GlobRules | None:
     ignore_file = directory / ".gitignore"
     try:
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitignore", lines)
+    # A line git can't use ([z-a], a lone "!") is skipped, as git skips it: indexing goes on.
+    return GlobRules(lines, strict=False) or None
 
 
-def _ignored(relative: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+def _ignored(relative: str, is_dir: bool, specs: list[tuple[str, GlobRules]]) -> bool:
     """Whether git would ignore ``relative``: the deepest ``.gitignore`` with a matching rule decides."""
     decision = False
     for base, spec in specs:  # root first, deeper ones later
         if base and not relative.startswith(base + "/"):
             continue
         local = relative[len(base) + 1 :] if base else relative
-        result = spec.check_file(local + "/" if is_dir else local)
-        if result.include is not None:
-            decision = bool(result.include)
+        verdict = spec.decide(local + "/" if is_dir else local)
+        if verdict is not None:
+            decision = verdict
     return decision
 
 
@@ -125,7 +125,7 @@ def walk_repository(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> WalkRes
     """Walk ``root`` honouring ``.gitignore`` files at every level; never follows symlinked directories."""
     root = root.resolve()
     result = WalkResult()
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, GlobRules]] = []
     for directory, dirnames, filenames in os.walk(root, followlinks=False):
         current = Path(directory)
         base = current.relative_to(root).as_posix()
