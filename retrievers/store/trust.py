@@ -103,7 +103,7 @@ def verdict(index_dir: Path) -> Verdict:
     """Judge ``index_dir`` without reading anything but its mark (and only when the folder is this user's)."""
     try:
         info = index_dir.lstat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (or the "repository" is a file: said later)
         return NEW
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         return Verdict(False, "it is not a plain folder")
