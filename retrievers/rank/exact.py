@@ -3,7 +3,9 @@
 A query that pastes a line (``raise ValueError("unknown mode")``), quotes a message or holds a
 traceback's source lines names places in the code exactly; each occurrence counts for the
 innermost definition around it. Spacing may differ from the code (indentation, spaces around
-punctuation), for a little less evidence.
+punctuation), for a little less evidence. A pasted message that shows other values than the code's
+(``URL component 'path' too long`` for ``f"URL component '{key}' too long"``) is found through its template:
+the definition whose string literal the message fits (see :mod:`retrievers.rank.printers`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,16 @@ from ..grep.patterns import PHRASE_TOKEN, plain_pattern, tolerant_pattern
 from ..grep.scan import candidate_lines
 from ..grep.spans import chunk_spans, enclosing
 from ..store.textstore import TextStore
+from .message_values import (
+    delimited_values,
+    literal_runs,
+    normalized,
+    shows_values,
+    speaker_end,
+    without_values,
+    word_runs,
+)
+from .printers import MIN_TEMPLATE_FIT, find_printers
 
 MIN_EXACT_CHARS = 20
 MIN_QUOTED_CHARS = 8
@@ -37,6 +49,9 @@ AUXILIARIES = frozenset("does do did is are was were can could should would will
 # Any of these in a text makes it code-like: brackets, operators, quotes, dotted or snake/camel names.
 CODE_MARK = re.compile(r"[()\[\]{}=;:<>\"'`]|\w[._]\w|[a-z][A-Z]")
 TOLERANT_EVIDENCE = 0.9
+# A message found through its template (the values differ from the code's) weighs this much times the fit: below
+# text found as pasted, still far above every other evidence (see ``EXACT_WEIGHT`` in :mod:`.ranking`).
+TEMPLATE_EVIDENCE = 0.8
 
 
 def exact_phrases(query: str) -> list[str]:
@@ -107,10 +122,32 @@ def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> l
     return found
 
 
+def is_printed_message(phrase: str) -> bool:
+    """A line a program printed: it shows who printed it or a value, and is no code once its quoted values are out.
+
+    ``foo(x, 'a')`` is code; ``expected {'a': 1}, got None`` and ``TypeError: f() takes 2 arguments`` are output.
+    """
+    text = normalized(phrase)
+    if "\n" in phrase.strip() or not shows_values(text):
+        return False
+    blanked = without_values(text, delimited_values(text))
+    return CODE_LINE.search(blanked[speaker_end(blanked):].strip()) is None
+
+
+def printed_message_evidence(store: TextStore, phrase: str, paths: list[str] | None) -> dict[int, float]:
+    """Chunk ids whose message template ``phrase`` fits (see :func:`is_printed_message`), by how well."""
+    if not is_printed_message(phrase):
+        return {}
+    message = normalized(phrase)
+    fits = find_printers(store, literal_runs(message) + word_runs(message), [message], paths).fits
+    return {chunk_id: TEMPLATE_EVIDENCE * fit for chunk_id, fit in fits.items() if fit >= MIN_TEMPLATE_FIT}
+
+
 def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
     """Chunk ids holding a part of ``query`` verbatim: the innermost definition around each occurrence.
 
-    A line no chunk covers counts for the file's module chunk, else the nearest definition.
+    A line no chunk covers counts for the file's module chunk, else the nearest definition. A pasted message
+    found nowhere as it reads is looked up by its template (:func:`printed_message_evidence`).
     """
     connection = store.connection
     evidence: dict[int, float] = {}
@@ -121,6 +158,11 @@ def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) 
             continue  # a quoted string inside a pasted line already found: it would only add noise
         locations = exact_locations(store, phrase, paths)
         if not locations:
+            printed = printed_message_evidence(store, phrase, paths)
+            for chunk_id, value in printed.items():
+                evidence[chunk_id] = max(evidence.get(chunk_id, 0.0), value)
+            if printed:
+                found.append(words)  # its quoted values are no phrases of their own
             continue
         found.append(words)
         spans = chunk_spans(connection, list(dict.fromkeys(path for path, _, _ in locations)))

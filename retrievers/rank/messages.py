@@ -4,9 +4,9 @@ A report pastes what a program printed (``Queue, paused at 'night'``, ``ValueErr
 the code holds a template with placeholders where the values were (``"{}, paused at {!r}"``,
 ``f"unknown mode {mode!r}"``). The line as a whole occurs nowhere, but the runs of plain words between
 the values do, inside a string literal. Only output is read: lines in a report's fenced blocks that are
-not code, and error lines anywhere; the runs found inside a literal point at the definition holding it.
-A value printed without quotes stays in its run (``Unknown plugin sparkle``): a run found nowhere is tried
-once more without its last word, then without its first.
+not code, and error lines anywhere; the runs found inside a literal point at the definition holding it, and
+a line that fits the template found there in full (:mod:`retrievers.rank.templates`) is full evidence. What
+counts as a printed value is :mod:`retrievers.rank.message_values`; the lookups are :mod:`retrievers.rank.printers`.
 
 Likewise a command line a report shows (``$ tool sync --dry-run``) names a subcommand and an option that
 the code declares as whole string literals (``"sync"``, ``"--dry-run"``).
@@ -15,34 +15,24 @@ the code declares as whole string literals (``"sync"``, ``"--dry-run"``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from ..grep.patterns import Pattern, compile_pattern, plain_pattern
-from ..grep.scan import candidate_lines
-from ..grep.spans import chunk_spans, enclosing
+from ..grep.patterns import compile_pattern
 from ..lexical.tokenize import EXCEPTION_WORD_PATTERN
-from ..source.languages import is_test_path
 from ..store.textstore import TextStore
 from .exact import CODE_LINE
+from .message_values import word_runs
+from .printers import MIN_TEMPLATE_FIT, find_printers, holders, inside_literal, literal_lines, lookup_runs
+
+__all__ = ["inside_literal", "invocation_evidence", "invoked_words", "message_fragments", "output_lines",
+           "template_evidence"]
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 # ``KeyError: ...``, ``Error: ...``, ``error: ...``, ``panic: ...``: a message, wherever the report quotes it.
 ERROR_LINE = re.compile(rf"\b(?:{EXCEPTION_WORD_PATTERN}|error|warning|panic|fatal)\b:\s")
 # Prompts, frames and the source lines a traceback quotes (comments, ``---->`` markers): not output.
 NOT_OUTPUT = re.compile(r"^\s*(?:>>>|\.\.\.|\$ |In \[\d+\]|File \"|Traceback|#|//|-*>)")
-# A value printed into a message: a quoted word, a path or dotted name, a number (the template has a placeholder there).
-VALUE = re.compile(r"'[^'\s]*'|\"[^\"\s]*\"|[^\s'\"]*(?:[/\\]|\w\.\w)[^\s'\"]*|\b\d[\w.]*")
-WORD_RUN = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+")
-MIN_FRAGMENT_CHARS = 12
-MAX_FRAGMENTS = 12
-# A text in more implementation lines than this is a common phrase or word, no evidence of one place.
-MAX_LITERAL_LOCATIONS = 10
 # Runs of this many characters found in one definition together make full evidence; one short run, part of it.
 FULL_EVIDENCE_CHARS = 24
-QUOTES = (b'"', b"'", b"`")
-# Where a literal names a message without printing it: documentation quoting it, and module-level tables and
-# constants (the code that prints them is elsewhere). Counting them cost an issue report its file's rank.
-NO_PRINTER_KINDS = frozenset({"text", "module"})
 
 
 def output_lines(query: str) -> list[str]:
@@ -61,59 +51,21 @@ def output_lines(query: str) -> list[str]:
 
 def message_fragments(query: str) -> list[str]:
     """Runs of plain words between the printed values of the query's output lines, longest first."""
-    runs = (run for line in output_lines(query) for run in WORD_RUN.findall(VALUE.sub("\n", line)))
-    kept = dict.fromkeys(run for run in runs if len(run) >= MIN_FRAGMENT_CHARS)
-    return sorted(kept, key=len, reverse=True)[:MAX_FRAGMENTS]
-
-
-def inside_literal(line: bytes, column: int) -> bool:
-    """Whether ``column`` of ``line`` is in a string literal opened on that line (an odd count of a quote before it)."""
-    before = line[:column]
-    return any(before.count(quote) % 2 == 1 for quote in QUOTES)
-
-
-def literal_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
-                  accept: Callable[[bytes, int], bool]) -> list[tuple[str, int]]:
-    """``(path, line)`` of the matches ``accept`` (line bytes, match column) keeps in implementation files.
-
-    Tests that print or pass the same text use it, they do not make it; empty when it occurs in more than
-    ``MAX_LITERAL_LOCATIONS`` lines (a common phrase or word, no evidence of one place).
-    """
-    found: list[tuple[str, int]] = []
-    for path, data, line, line_start, line_end, start, _ in candidate_lines(
-            store, pattern, paths, lambda path: not is_test_path(path)):
-        if accept(data[line_start:line_end], start - line_start):
-            found.append((path, line))
-            if len(found) > MAX_LITERAL_LOCATIONS:
-                return []
-    return found
-
-
-def holders(store: TextStore, locations: list[tuple[str, int]]) -> set[int]:
-    """The innermost definitions around ``locations`` that can hold a message (see ``NO_PRINTER_KINDS``)."""
-    spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
-    found = (enclosing(spans[path], line) for path, line in locations)
-    return {span.chunk_id for span in found if span is not None and span.kind not in NO_PRINTER_KINDS}
-
-
-def shorter_runs(run: str) -> list[str]:
-    """``run`` without its last word, then without its first: a value printed without quotes (``plugin sparkle``)."""
-    words = run.split()
-    return [part for part in (" ".join(words[:-1]), " ".join(words[1:]))
-            if len(words) > 2 and len(part) >= MIN_FRAGMENT_CHARS]
+    return lookup_runs([run for line in output_lines(query) for run in word_runs(line)])
 
 
 def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
-    """Chunk ids whose string literals hold runs of the query's printed messages, by how much of them."""
-    chars: dict[int, int] = {}
-    for run in message_fragments(query):
-        for fragment in (run, *shorter_runs(run)):
-            found = holders(store, literal_lines(store, plain_pattern(fragment), paths, inside_literal))
-            for chunk_id in found:
-                chars[chunk_id] = chars.get(chunk_id, 0) + len(fragment)
-            if found:
-                break
-    return {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in chars.items()}
+    """Chunk ids whose string literals hold runs of the query's printed messages, by how much of them.
+
+    A definition whose template one of the printed lines fits (at least ``MIN_TEMPLATE_FIT``) gets that fit
+    when it is more: a short message found whole is as sure as a long one.
+    """
+    printers = find_printers(store, message_fragments(query), output_lines(query), paths)
+    evidence = {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in printers.chars.items()}
+    for chunk_id, fit in printers.fits.items():
+        if fit >= MIN_TEMPLATE_FIT:
+            evidence[chunk_id] = max(evidence.get(chunk_id, 0.0), fit)
+    return evidence
 
 
 # ``$ tool sub --flag value``: a command line a report shows (in a block, or as a code span).
