@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+from .git import safe_git_command
 from .scan import scan_changes
 
 GIT_TIMEOUT_S = 5.0
@@ -35,7 +36,7 @@ def git_head(repo: Path) -> dict:
 
 
 def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+    done = subprocess.run(safe_git_command(repo, *args), capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
                           check=False)
     return done.stdout.strip() if done.returncode == 0 else ""
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..core.index_settings import INDEX_DIRNAME
 from ..core.settings import user_cache_dir, user_config_dir
+from ..source.git import safe_git_command
 
 log = logging.getLogger("grepgraph.trust")  # said at every verbosity (grepgraph/logs.py)
 
@@ -145,12 +146,6 @@ def tracked_by_git(path: Path) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return listed.returncode == 0 and bool(listed.stdout)
-
-
-def safe_git_command(work_dir: Path, *args: str) -> list[str]:
-    """A git command line that runs none of the repository's own programs (fsmonitor, hooks, pagers)."""
-    return ["git", "-C", str(work_dir), "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-            "-c", "core.pager=cat", "--no-optional-locks", *args]
 
 
 def cache_index_dir(repo: Path) -> Path:
