@@ -128,6 +128,8 @@ def should_rewrite(query: str, *, top: float, second: float, intent: str | None,
     return False, "keyword query"
 
 
+# Run on decompose's text only, whose whitespace is single spaces: on runs of spaces their \s* and \s+ would
+# backtrack (quadratic and worse).
 SEQUENTIAL_SPLIT = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|after|when)\b\s*", re.I)
 UNION_SPLIT = re.compile(r"\s*(?:;|,?\s+\band also\b|,?\s+\balso\b|,?\s+\bas well as\b|,?\s+\band\b)\s*", re.I)
 # Unambiguous markers of a second request, which split even a statement.
@@ -138,15 +140,29 @@ REQUEST_AFTER_SEMICOLON = re.compile(
     r";\s*(?:how|what|where|why|which|when|who|does|is|can|find|show|list|locate|search|explain)\b", re.I)
 # Quoted strings and code spans are one thing each, never split inside.
 PROTECTED_SPAN = re.compile(r"`[^`]+`|\"[^\"]+\"|(?<!\w)'[^'\n]+'(?!\w)")
-# What a pasted message, code line or traceback looks like, as opposed to a request.
+# What a pasted message, code line or traceback looks like, as opposed to a request (and a call, ``name(...)``:
+# see _has_call).
 PASTED_MARKERS = re.compile(
     rf"\b{EXCEPTION_NAME_PATTERN}\b|Traceback \(most recent call last\)|File \"[^\"]+\", line \d+"
-    r"|[{}=]|->|::|\w\(.*\)")
+    r"|[{}=]|->|::")
+CALL_OPENING = re.compile(r"\w\(")
 
 
 def looks_pasted(text: str) -> bool:
     """A statement with an exception name, a traceback frame or code punctuation was pasted, not asked."""
-    return not is_question(text) and bool(PASTED_MARKERS.search(text))
+    return not is_question(text) and (bool(PASTED_MARKERS.search(text)) or _has_call(text))
+
+
+def _has_call(text: str) -> bool:
+    r"""A ``(`` after a word character and a ``)`` later on its line: ``\w\(.*\)`` without its backtracking.
+
+    That expression scans to the line's end from every ``(``: quadratic in a line of thousands of them.
+    """
+    for line in text.split("\n"):
+        close = line.rfind(")")
+        if close > 0 and CALL_OPENING.search(line, 0, close):
+            return True
+    return False
 
 
 def _mask_spans(text: str) -> tuple[str, list[str]]:
@@ -235,7 +251,8 @@ def strip_think(text: str) -> str:
 def parse_json_object(text: str) -> dict | None:
     """The first JSON object in an LLM reply (fenced or bare), or ``None``."""
     text = strip_think(text)
-    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    # (?<!\s): a closing fence's spaces are taken from their start only, not again from each of them.
+    text = re.sub(r"^```(?:json)?\s*|(?<!\s)\s*```$", "", text.strip())
     try:
         value = json.loads(text)
         return value if isinstance(value, dict) else None
