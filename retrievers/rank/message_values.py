@@ -13,16 +13,22 @@ backtracks over more than ``MAX_VALUE_CHARS``.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 # A quoted or bracketed value longer than this is more likely two quotes of the prose than one value.
 MAX_VALUE_CHARS = 200
 QUOTES = "'\"`"
+QUOTE = re.compile("['\"`]")
+# Each nesting bracket with what closes it, as a pattern finding either (brackets are visited, not every character).
+BRACKETS = {opening: re.compile(f"[{re.escape(opening + closing)}]") for opening, closing in ("[]", "{}", "()")}
 # What a program prints for an absent or odd value, in the languages we index.
 PRINTED_WORDS = frozenset(
     "None True False null undefined NaN nil Infinity -Infinity true false NULL nullptr Some Ok Err".split())
-# A word of prose: letters, with inner hyphens and apostrophes (``non-printable``, ``doesn't``, ``café``).
-WORD = r"[^\W\d_]+(?:['-][^\W\d_]+)*"
-WORD_RUN = re.compile(rf"{WORD}(?: {WORD})+")
+# A word of prose: letters, with inner hyphens and apostrophes (``non-printable``, ``doesn't``, ``café``). Matched
+# against one token at a time: a pattern finding runs of them would retry every start of a long word.
+WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
+# Punctuation a word of prose may open with (``(see``, ``.env``): it ends the run before the word.
+WORD_MARKS = "\"'`([{<."
 # ``ValueError: ``, ``app.errors.InvalidURL: ``, ``error[E0308]: ``, ``Uncaught TypeError: ``: who speaks, not
 # the message. One character class repeated, so a long line costs one pass.
 SPEAKER = re.compile(r"(?:Uncaught |Unhandled |Exception in thread \"[^\"\n]{0,100}\" )?"
@@ -57,12 +63,13 @@ def speaker_end(message: str) -> int:
 def value_spans(message: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each value printed into ``message``, in order, without overlaps."""
     spans: list[tuple[int, int]] = []
+    closing = closing_quotes(message)
     position, size = 0, len(message)
     while position < size:
         if message[position].isspace():
             position += 1
             continue
-        end = quoted_end(message, position) or bracketed_end(message, position)
+        end = quoted_end(message, position, closing) or bracketed_end(message, position)
         if end:
             spans.append((position, end))
             position = end
@@ -80,27 +87,35 @@ def value_spans(message: str) -> list[tuple[int, int]]:
     return sorted(spans + trailing_value(message, spans))
 
 
-def quoted_end(message: str, start: int) -> int:
+def closing_quotes(message: str) -> dict[str, list[int]]:
+    """Where each kind of quote can close a quoted value, in order: not escaped, and before a non-word."""
+    closing: dict[str, list[int]] = {quote: [] for quote in QUOTES}
+    for found in QUOTE.finditer(message):
+        position = escapes = found.start()
+        while escapes > 0 and message[escapes - 1] == "\\":
+            escapes -= 1
+        after = message[position + 1:position + 2]
+        if (position - escapes) % 2 == 0 and not (after.isalnum() or after == "_"):
+            closing[message[position]].append(position)
+    return closing
+
+
+def quoted_end(message: str, start: int, closing: dict[str, list[int]]) -> int:
     r"""The end of a quoted value opening at ``start`` (``'\x07'``, ``"a b"``, reST's ````name````), or 0.
 
-    An apostrophe inside a word (``doesn't``) opens nothing, and a quote closes only before a non-word.
+    An apostrophe inside a word (``doesn't``) opens nothing, and a quote closes only before a non-word (the
+    ``closing`` places of :func:`closing_quotes`), at most ``MAX_VALUE_CHARS`` on.
     """
     quote = message[start]
     if quote not in QUOTES or (start and (message[start - 1].isalnum() or message[start - 1] == "_")):
         return 0
-    delimiter = "``" if message.startswith("``", start) else quote
-    position, limit = start + len(delimiter), min(len(message), start + MAX_VALUE_CHARS)
-    while position < limit:
-        char = message[position]
-        if char == "\\":
-            position += 2
-            continue
-        if message.startswith(delimiter, position):
-            after = message[position + len(delimiter):position + len(delimiter) + 1]
-            if not (after.isalnum() or after == "_"):
-                return position + len(delimiter)
-        position += 1
-    return 0
+    limit = start + MAX_VALUE_CHARS
+    if message.startswith("``", start):
+        close = message.find("``", start + 2, limit)
+        return close + 2 if close >= 0 else 0
+    places = closing[quote]
+    following = bisect_right(places, start)
+    return places[following] + 1 if following < len(places) and places[following] < limit else 0
 
 
 def bracketed_end(message: str, start: int) -> int:
@@ -110,25 +125,23 @@ def bracketed_end(message: str, start: int) -> int:
     of the message itself (``[Drafts]``, ``(see below)``) is no value.
     """
     opening = message[start]
-    closing = {"<": ">", "[": "]", "{": "}", "(": ")"}.get(opening)
-    if closing is None:
+    if opening == "<":  # a repr does not nest: its first ``>`` closes it
+        close = message.find(">", start + 1, start + MAX_VALUE_CHARS)
+        inside = message[start + 1:close] if close > start else ""
+        return close + 1 if inside.strip() and "<" not in inside else 0
+    brackets = BRACKETS.get(opening)
+    if brackets is None:
         return 0
-    depth, position, limit = 0, start, min(len(message), start + MAX_VALUE_CHARS)
-    while position < limit:
-        char = message[position]
-        if char == opening:
-            depth += 1
-        elif char == closing:
-            depth -= 1
-            if depth == 0:
-                break
-        position += 1
-    else:
+    depth, position = 0, -1
+    for found in brackets.finditer(message, start, start + MAX_VALUE_CHARS):
+        depth += 1 if found.group() == opening else -1
+        if depth == 0:
+            position = found.start()
+            break
+    if position < 0:
         return 0
     inside = message[start + 1:position]
-    if opening == "<":
-        printed = "<" not in inside and bool(inside.strip())
-    elif opening == "(":
+    if opening == "(":
         printed = not inside or inside[0] in QUOTES or inside[0].isdigit()
     else:
         printed = not inside or inside.startswith("object ") or any(mark in inside for mark in "0123456789'\",:")
@@ -192,8 +205,29 @@ def delimited_values(message: str) -> list[tuple[int, int]]:
 
 
 def word_runs(message: str) -> list[str]:
-    """Runs of two or more plain words between the printed values of ``message``, in order."""
-    return [run for literal in literal_runs(message) for run in WORD_RUN.findall(literal)]
+    """Runs of two or more plain words, one space apart, between the printed values of ``message``, in order.
+
+    A word with punctuation on it still counts (``URL,``, ``(see``, ``done]``) but the run ends at the
+    punctuation; a token that is no word (``x=1``, ``abc1``) ends the run.
+    """
+    runs: list[str] = []
+    for literal in literal_runs(message):
+        run: list[str] = []
+        for token in literal.split(" "):
+            core = token.lstrip(WORD_MARKS)
+            word = WORD.match(core)
+            rest = core[word.end():] if word else ""
+            if core != token or word is None or rest[:1].isalnum() or rest[:1] == "_":
+                runs.append(" ".join(run))
+                run = []
+            if word is None or rest[:1].isalnum() or rest[:1] == "_":
+                continue
+            run.append(word.group())
+            if rest:
+                runs.append(" ".join(run))
+                run = []
+        runs.append(" ".join(run))
+    return [run for run in runs if " " in run]
 
 
 def shows_values(message: str) -> bool:

@@ -30,6 +30,8 @@ NO_PRINTER_KINDS = frozenset({"text", "module"})
 # A template spread over lines (``"a " +`` / ``+ b``, adjacent literals, a multi-line template literal) is read
 # over at most this many lines before and after the one found.
 MAX_CONTINUATION_LINES = 4
+# ... and at most this many characters either side of the place found (a minified file is one long line).
+MAX_TEMPLATE_REACH = 2_000
 # A message fitting a template this well (see :func:`retrievers.rank.templates.template_fit`) was printed by the
 # definition holding it; a looser fit is a few shared words.
 MIN_TEMPLATE_FIT = 0.6
@@ -145,6 +147,7 @@ def spellings(fragment: str) -> list[str]:
 def template_at(data: bytes, line_start: int, line_end: int, position: int) -> tuple[Part, ...] | None:
     """The template around byte ``position`` of a file, read over the lines its literal continues on."""
     start, end = statement_lines(data, line_start, line_end)
+    start, end = max(start, position - MAX_TEMPLATE_REACH), min(end, position + MAX_TEMPLATE_REACH)
     code = data[start:end].decode("utf-8", "replace")
     return template_around(code, len(data[start:position].decode("utf-8", "replace")))
 

@@ -53,6 +53,9 @@ def string_literals(code: str) -> list[Literal]:
     triple quote, which may span lines.
     """
     literals: list[Literal] = []
+    # A quote found unclosed up to the end of its line: no later one of that kind can open a literal before it (it
+    # would have closed the first), so none is read again (a line of escaped quotes is read once, not once each).
+    unclosed_until: dict[str, int] = {}
     position, size = 0, len(code)
     while position < size:
         char = code[position]
@@ -62,9 +65,11 @@ def string_literals(code: str) -> list[Literal]:
         elif code.startswith("/*", position):
             closing = code.find("*/", position + 2)
             position = size if closing < 0 else closing + 2
-        elif char in CODE_QUOTES:
-            literal = read_literal(code, position)
+        elif char in CODE_QUOTES and position >= unclosed_until.get(char, -1):
+            literal, reached = read_literal(code, position)
             if literal is None:
+                if reached >= 0:
+                    unclosed_until[char] = reached
                 position += 1
             else:
                 literals.append(literal)
@@ -74,8 +79,11 @@ def string_literals(code: str) -> list[Literal]:
     return literals
 
 
-def read_literal(code: str, start: int) -> Literal | None:
-    """The literal whose quote is at ``start``, or ``None`` when that quote opens none."""
+def read_literal(code: str, start: int) -> tuple[Literal | None, int]:
+    """The literal whose quote is at ``start`` (``None`` when it opens none), and where an unclosed one's line ends.
+
+    The second value is -1 unless the quote stayed unclosed to the end of its line.
+    """
     quote = code[start]
     prefix_start = start
     while prefix_start > 0 and start - prefix_start < MAX_PREFIX and code[prefix_start - 1].isalpha():
@@ -91,20 +99,20 @@ def read_literal(code: str, start: int) -> Literal | None:
         if char == "\\" and not raw:
             position += 2
         elif char == "\n" and not spans_lines:
-            return None
+            return None, position
         elif quote == "`" and code.startswith("${", position):
             position = matching_close(code, position + 1, "{", "}") or position + 2
         elif code.startswith(delimiter, position):
             after = code[position + len(delimiter):position + len(delimiter) + 1]
             if quote == "'" and (after.isalnum() or after == "_"):
-                return None  # ``&'a str``: a lifetime, not a literal
+                return None, -1  # ``&'a str``: a lifetime, not a literal
             body = code[start + len(delimiter):position]
-            return Literal(prefix_start, position + len(delimiter), body_parts(body, raw))
+            return Literal(prefix_start, position + len(delimiter), body_parts(body, raw)), -1
         else:
             position += 1
     if not spans_lines:
-        return None
-    return Literal(prefix_start, size, body_parts(code[start + len(delimiter):], raw))
+        return None, size
+    return Literal(prefix_start, size, body_parts(code[start + len(delimiter):], raw)), -1
 
 
 def matching_close(text: str, start: int, opening: str, closing: str) -> int:

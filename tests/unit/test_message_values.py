@@ -50,10 +50,13 @@ def test_words_of_the_message_are_no_values():
     assert values("users' names don't matter") == []
 
 
-def test_an_unclosed_quote_or_bracket_is_read_in_one_pass():
+def test_unclosed_quotes_brackets_and_long_words_are_read_in_one_pass():
+    # Look-aheads are bounded and runs are read token by token: no input makes them retry every position.
     assert values("'a" * 3_000) == []
     assert values("(" * 5_000 + " x") == []
     assert values("[" * 3_000 + "]") == []
+    assert word_runs("x" * 20_000) == []
+    assert string_literals('f("' + '\\"' * 10_000 + ")") == []  # one quote unclosed to the end of its line
 
 
 def test_literal_runs_are_the_text_between_the_values():
