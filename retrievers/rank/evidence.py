@@ -5,9 +5,9 @@ Functions of one index snapshot and the query; :class:`retrievers.rank.search.Se
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
+from ..core.sql import batched
 from ..lexical.tokenize import MIN_COMPOUND_PART, compound_words, split_identifier, stem
+from ..query.mentions import PathNames
 from ..query.parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths
 from ..store.snapshot import IndexSnapshot
 from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS, SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
@@ -18,11 +18,10 @@ def name_coverage(snapshot: IndexSnapshot, query_tokens: list[str], pool: set[in
     wanted = set(query_tokens)
     if not pool or not wanted:
         return {}
-    ids = list(pool)
-    marks = ",".join("?" * len(ids))
     coverage = {}
-    for chunk_id, name in snapshot.connection.execute(
-            f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids):  # noqa: S608
+    named = (row for ids, marks in batched(sorted(pool)) for row in snapshot.connection.execute(
+        f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids))  # noqa: S608
+    for chunk_id, name in named:
         parts = [part for part in split_identifier(name) if len(part) > 1]
         if not parts or name.startswith("__"):
             continue
@@ -65,25 +64,16 @@ def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
     mentions = mentioned_paths(query)
     if not mentions:
         return {}
-    files = set()
-    for mention in mentions:
-        parts = PurePosixPath(mention).parts
-        # Match the longest repository-relative suffix of the mentioned path.
-        for width in range(min(len(parts), 6), 0, -1):
-            suffix = "/".join(parts[-width:])
-            hits = [p for p in snapshot.paths if p == suffix or p.endswith("/" + suffix)]
-            if hits and (width > 1 or len(hits) <= 3):
-                files.update(hits)
-                break
+    files = PathNames(snapshot.paths).files_mentioned(mentions)
     if not files:
         return {}
     frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
     matches: dict[int, float] = {}
-    marks = ",".join("?" * len(files))
-    for chunk_id, name, kind in snapshot.connection.execute(
-        f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", sorted(files)  # noqa: S608
-    ):
-        matches[chunk_id] = 1.0 if name in frames else 0.5
+    for paths, marks in batched(sorted(files)):
+        for chunk_id, name, kind in snapshot.connection.execute(
+            f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", paths  # noqa: S608
+        ):
+            matches[chunk_id] = 1.0 if name in frames else 0.5
     return matches
 
 

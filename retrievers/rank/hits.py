@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..core.model import TYPE_KINDS
+from ..core.sql import batched
 from .ranking import MAX_LIFT_MEMBERS, MEMBER_EVIDENCE, Hit
 
 Hydrate = Callable[[list[tuple[int, float]]], list[Hit]]
@@ -18,9 +19,7 @@ def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], com
     """Hits for ranked chunk ids, in order, each with its per-component evidence (unknown ids are left out)."""
     if not ranked:
         return []
-    ids = [chunk_id for chunk_id, _ in ranked]
-    marks = ",".join("?" * len(ids))
-    rows = {row[0]: row for row in connection.execute(
+    rows = {row[0]: row for ids, marks in batched(chunk_id for chunk_id, _ in ranked) for row in connection.execute(
         "SELECT id, path, start_line, end_line, symbol, kind, language, is_test, text, signature, docstring"
         f" FROM chunks WHERE id IN ({marks})", ids)}  # noqa: S608
     hits = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grepgraph.graphs.heuristics import decompose, looks_pasted, parse_json_object
+from grepgraph.retrievers.query.mentions import PathNames
 from grepgraph.retrievers.query.parsing import code_tokens, mentioned_paths
 
 
@@ -34,3 +35,23 @@ def test_a_word_of_many_opening_brackets_is_pasted_only_with_a_closing_one():
 def test_an_llm_reply_with_a_long_run_of_spaces():
     assert parse_json_object("```json\n{\"terms\": [\"a\"]}" + " " * 20_000 + "```") == {"terms": ["a"]}
     assert parse_json_object("{" + " " * 20_000 + "x") is None
+
+
+def test_mentioned_files_are_looked_up_by_name():
+    names = PathNames(["src/app.py", "lib/app.py", "pkg/a/util.py", "pkg/b/util.py", "x/util.py", "y/util.py",
+                       "tests/__init__.py", "app/__init__.py"])
+    assert names.named_by("/home/me/proj/src/app.py") == ["src/app.py"]  # the longest suffix any path has
+    assert names.named_by("app.py") == ["src/app.py", "lib/app.py"]  # a bare name: few files carry it
+    assert names.named_by("util.py") == []  # four files: it names none
+    assert names.named_by("a/util.py") == ["pkg/a/util.py"]
+    assert names.named_by("/__init__.py") == ["tests/__init__.py", "app/__init__.py"]
+    assert names.named_by("nowhere/else.py") == []
+
+
+def test_a_query_of_a_thousand_mentions_against_many_files():
+    paths = [f"pkg{n}/sub/module_{n}.py" for n in range(50_000)] + [f"d{n}/__init__.py" for n in range(5_000)]
+    query = " ".join(f"/srv/pkg{n}/sub/module_{n}.py" for n in range(0, 50_000, 50))
+    query += " " + " ".join(f"/elsewhere/e{n}/__init__.py" for n in range(500))
+    mentions = mentioned_paths(query)
+    assert len(mentions) == 1_500
+    assert PathNames(paths).files_mentioned(mentions) == {f"pkg{n}/sub/module_{n}.py" for n in range(0, 50_000, 50)}
