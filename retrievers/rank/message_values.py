@@ -40,6 +40,8 @@ TOKEN = re.compile(r"\S+")
 LEADING_MARKS = "([{"
 TRAILING_MARKS = ".,;:!?)]}"
 NUMBER_START = re.compile(r"[-+.]?\d")
+# A command-line option a program echoes back (``--frobnicate``, ``-v``).
+OPTION = re.compile(r"--?[A-Za-z]")
 # A name a program printed: an identifier that is snake_case, camelCase or has digits (``user_id``, ``maxSize``,
 # ``utf8``), or one marked as a name (``$ref``, ``#12``, ``@user``). Two patterns without nested repeats: linear.
 IDENTIFIER = re.compile(r"[A-Za-z_$#@][\w$]*")
@@ -152,6 +154,7 @@ def is_value_token(token: str) -> bool:
     """Whether one token (its surrounding brackets and punctuation off) is a value rather than a word."""
     return bool(
         NUMBER_START.match(token)
+        or OPTION.match(token)
         or token in PRINTED_WORDS
         or "/" in token or "\\" in token or "=" in token
         or DOTTED.search(token)

@@ -37,6 +37,7 @@ def values(message: str) -> list[str]:
     ("Cannot send <Request object at 0x7f3a9c2b1d60> twice", ["<Request object at 0x7f3a9c2b1d60>"]),
     ("expected {'a': 1} or [1, 2] or ('x', 3), not []", ["{'a': 1}", "[1, 2]", "('x', 3)", "[]"]),
     ("unknown key max_retries in app.settings for fetchAll()", ["max_retries", "app.settings", "fetchAll()"]),
+    ("Error: No such option: --frobnicate Did you mean -f?", ["--frobnicate", "-f"]),
     ("Unsupported patch operation: frob", ["frob"]),  # a lone token after the last colon
     ("path doesn't resolve: items,0,name", ["items,0,name"]),  # JavaScript's array as a string
 ])
