@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import time
 
-
-class SearchDeadlineExceeded(TimeoutError):
-    """The run went past its deadline; the node that noticed stopped it."""
+# The searcher checks the same deadline between its stages and raises the same exception.
+from grepgraph.retrievers.core.deadline import SearchDeadlineExceeded
 
 
 def deadline_after(timeout_s: float) -> float | None:

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph
+from grepgraph.retrievers.core.deadline import Deadline
 from grepgraph.retrievers.core.results import code_result, rank_files
 from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
@@ -43,13 +44,9 @@ from .prompt_inputs import (
     rewrite_messages,
 )
 from .resources import get_gateway, get_searcher
+from .search_input import FOCUS_VALUES, MAX_LIMIT, MODES, SEARCH_FIELDS, field_problem, limit_problem
 from .state import SearchState
 
-MAX_QUERY_CHARS = 100_000
-MAX_LIMIT = 100
-# Literal and regex searches list matching lines, of which a caller may want many more.
-MAX_MATCH_LIMIT = 1_000
-MODES = ("auto", "literal", "regex")
 # Added to the RRF score of a candidate holding text pasted from the code (RRF scores stay below 0.2).
 EXACT_MERGE_BONUS = 1.0
 CANDIDATE_TEXT_CHARS = 1500
@@ -59,7 +56,8 @@ TEST_WORDS = re.compile(
     r"specs? for)\b|^tests?\b", re.I)
 # Issue reports talk about tests and test runners all the time; only a short question asks for tests.
 FOCUS_INFERENCE_MAX_WORDS = 30
-FOCUS_VALUES = ("implementation", "tests", "all")
+# Snippets show the lines holding the query's words; its first characters say enough to pick them.
+SNIPPET_QUERY_CHARS = 2000
 
 
 class InvalidSearchInput(ValueError):
@@ -83,26 +81,29 @@ def _printable(text: str) -> str:
 
 
 def validate_input(state: SearchState, limit_default: int) -> dict:
-    """Normalise the caller's input or raise :class:`InvalidSearchInput` with a clear message."""
+    """Normalise the caller's input or raise :class:`InvalidSearchInput` with a clear message.
+
+    The limits and their messages are the search input's (:mod:`graphs.search_input`): serve, MCP, the
+    command line and the retriever refuse the same input with the same words. Nothing is cut.
+    """
     query = state.get("query")
     if not isinstance(query, str):
         raise InvalidSearchInput("query must be a string")
     mode = state.get("mode") or "auto"
     if mode not in MODES:
         raise InvalidSearchInput(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    _check_limits(state)
     scope = _scope_fields(state)
     if mode != "auto":
         return {**_validate_pattern(state, query, mode, limit_default), **scope}
     query = _printable(query)
     if not query.strip():
         raise InvalidSearchInput("query is empty")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidSearchInput(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
-    if "limit" not in state and not 1 <= limit_default <= MAX_LIMIT:
+    if "limit" not in state and limit_problem(limit_default, mode):
         raise InvalidSearchInput(f"the configured default limit ({limit_default}) must be from 1 to {MAX_LIMIT}")
     limit = state.get("limit", limit_default)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidSearchInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+    if limit_problem(limit, mode):
+        raise InvalidSearchInput(limit_problem(limit, mode))
     asks_for_tests = len(query.split()) <= FOCUS_INFERENCE_MAX_WORDS and TEST_WORDS.search(query)
     focus = state.get("focus") or ("all" if asks_for_tests else "implementation")
     if focus not in FOCUS_VALUES:
@@ -123,6 +124,15 @@ def validate_input(state: SearchState, limit_default: int) -> dict:
     return {"query": query.strip(), "limit": limit, "focus": focus, "mode": mode, **scope, **extra}
 
 
+def _check_limits(state: SearchState) -> None:
+    """:class:`InvalidSearchInput` for the first field over its limits (a query over ``MAX_QUERY_CHARS``...)."""
+    fields: dict[str, Any] = dict(state)
+    for spec in SEARCH_FIELDS:
+        problem = field_problem(spec.name, fields.get(spec.name))
+        if problem:
+            raise InvalidSearchInput(problem)
+
+
 def _scope_fields(state: SearchState) -> dict:
     """``paths`` and ``languages`` as validated lists (comma lists split), or :class:`InvalidSearchInput`."""
     fields: dict[str, Any] = dict(state)
@@ -140,8 +150,8 @@ def _validate_pattern(state: SearchState, pattern: str, mode: str, limit_default
     except PatternError as error:
         raise InvalidSearchInput(str(error)) from None
     limit = state.get("limit", limit_default)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_MATCH_LIMIT:
-        raise InvalidSearchInput(f"limit must be an integer from 1 to {MAX_MATCH_LIMIT}, got {limit!r}")
+    if limit_problem(limit, mode):
+        raise InvalidSearchInput(limit_problem(limit, mode))
     focus = state.get("focus") or "implementation"
     if focus not in FOCUS_VALUES:
         raise InvalidSearchInput(f"focus must be one of {', '.join(FOCUS_VALUES)}, got {focus!r}")
@@ -323,7 +333,8 @@ def rewrite(state: SearchState, runtime: Runtime[Context], chat_model: Any = Non
                 "trace": _trace("rewrite", started, decision="fallback: original query only", llm=f"skipped: {why}")}
     searcher = get_searcher(context)
     hits, _ = searcher.search(query_digest(state["query"], context.llm_query_chars), REWRITE_SYMBOLS, focus="all",
-                              dense=False, generation=state.get("index_generation"))
+                              dense=False, generation=state.get("index_generation"),
+                              deadline=Deadline(state.get("deadline")))
     messages = rewrite_messages(state["query"], state.get("intent", ""), [(h.symbol, h.path) for h in hits],
                                 context.llm_query_chars)
     reply = gateway.call_json(messages, deadline=state.get("deadline"), schema=REWRITE_SCHEMA)
@@ -362,7 +373,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     hits, signal = searcher.search(task["query"], task["depth"], keywords=task["keywords"],
                                    dense_text=task["dense_text"] or None, focus=task["focus"], scope=scope_of(task),
                                    generation=task.get("index_generation"), focus_demotion=context.focus_demotion,
-                                   depth=task["depth"])
+                                   depth=task["depth"], deadline=Deadline(task.get("deadline")))
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
              "exact": h.components.get("exact", 0.0), "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
@@ -472,7 +483,7 @@ def finalize(state: SearchState, runtime: Runtime[Context]) -> dict:
     """Cut the fused candidates (already ranked under the focus by the searcher) to the limit and add snippets."""
     started = time.perf_counter()
     fused = state.get("fused", [])
-    terms = [state["query"][:2000], state.get("intent", ""), *state.get("rewrite_terms", []),
+    terms = [state["query"][:SNIPPET_QUERY_CHARS], state.get("intent", ""), *state.get("rewrite_terms", []),
              *(state.get("keywords") or [])]
     results = [
         code_result(hit["path"], hit["start_line"], hit["end_line"], hit["symbol"], hit["kind"], hit["score"],

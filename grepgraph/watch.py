@@ -6,6 +6,11 @@ another re-indexes. A re-index is :meth:`CodeIndex.update` in two steps: first t
 second for an edit), then the vectors. New changes interrupt the vector step between batches: the
 vectors stored so far are kept (they are content-addressed) and the rest follow the next lexical
 step. A branch switch is one burst of changes, so it is one re-index of the files it changed.
+
+The resident service's searchers read through the watcher's :class:`CodeIndex` (so they see the vectors
+it stores in the Chroma client that stored them). An update switches that object's settings to the ones
+it builds with before it commits them, so it runs inside :func:`retrievers.store.live.updating`: the
+searchers meanwhile read on with their snapshots and follow the stored settings once it is done.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from grepgraph.retrievers.core.errors import IndexBusy, IndexError_
 from grepgraph.retrievers.core.memory import return_freed_memory
 from grepgraph.retrievers.store.index import CodeIndex
+from grepgraph.retrievers.store.live import updating
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +179,8 @@ class IndexWatcher:
         """``CodeIndex.update``, waiting while another indexer runs (``None``: stopped while waiting)."""
         while not self._stop.is_set():
             try:
-                return self.index.update(embed=embed, progress=progress)
+                with updating(self.index):
+                    return self.index.update(embed=embed, progress=progress)
             except IndexBusy:
                 self._stop.wait(BUSY_RETRY_S)
             except IndexError_ as error:

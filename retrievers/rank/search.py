@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.deadline import NO_DEADLINE, Deadline
 from ..core.errors import IndexMissing, vector_backend_errors
 from ..dense.breaker import VectorsBreaker
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
+from ..query.limits import check_query_length
 from ..query.parsing import name_evidence, plain_text, without_environment_listing
 from ..query.scope import Scope, ScopeError, dense_depth, within
 from ..query.shape import described_kind, describes_exception, head_phrase
@@ -58,7 +59,6 @@ from .ranking import (
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 20_000
 # With a path/language filter, Chroma's top-k is asked for this many times more candidates (the
 # filter is applied to them), up to SCOPED_DENSE_MAX; a filter keeping at most SCOPED_EXACT_COSINES
 # chunks gets the exact cosine of every one of them instead.
@@ -89,22 +89,22 @@ class LexicalSignal:
 
 
 class Searcher:
-    """Answers queries against a :class:`CodeIndex`; safe to share between threads.
+    """Answers queries against a :class:`CodeIndex`; safe to share between threads, which search side by side.
 
     Every call works on one :class:`IndexSnapshot` from start to end, held through
     :class:`retrievers.store.live.LiveSnapshots`: the newest committed generation, or one a caller pins by
     name (a graph run keeps the generation its first search saw, which stays open for a while after a
-    newer commit replaced it). While the vectors fail, :class:`retrievers.dense.breaker.VectorsBreaker`
-    keeps searches lexical for a pause.
+    newer commit replaced it), read through a connection of the calling thread's own. No lock is held
+    across a search: the query is embedded and the vectors are asked without one (a vector store a
+    refresh replaces closes once its last call ends). While the vectors fail,
+    :class:`retrievers.dense.breaker.VectorsBreaker` keeps searches lexical for a pause.
     """
 
     def __init__(self, index: CodeIndex) -> None:
         """Open the index for reading (raises ``IndexMissing`` if there is none)."""
         index.require()
         self.index = index
-        # Chroma's client is shared by every snapshot: queried here, re-opened by a refresh or a failure.
-        self._vectors_lock = threading.RLock()
-        self._snapshots = LiveSnapshots(index, self._vectors_lock)
+        self._snapshots = LiveSnapshots(index)
         self._breaker = VectorsBreaker()
 
     def close(self) -> None:
@@ -123,6 +123,11 @@ class Searcher:
         """The newest committed generation's name."""
         with self._snapshots.hold() as snapshot:
             return snapshot.generation
+
+    @property
+    def searches_in_progress(self) -> int:
+        """Calls holding a snapshot now (a search that stopped at its deadline holds none)."""
+        return self._snapshots.in_use
 
     # ----------------------------------------------------------------- components
     def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES,
@@ -168,10 +173,10 @@ class Searcher:
         """The top-``k`` cosines per view, and the query's vector (``None`` when nothing was embedded)."""
         if not text.strip():
             return {}, None
-        with self._vectors_lock, self.index.using_vectors(snapshot.views) as store:
+        with self.index.using_vectors(snapshot.views) as store:
             if not any(store.cached_count(view) for view in snapshot.views):
                 return {}, None  # nothing embedded yet (lexical-only index): don't pay for the query embedding
-            vector = self.index.embedder.embed([text])[0]
+            vector = store.embedder.embed([text])[0]
             found = {view: store.query(view, vector, k) for view in snapshot.views}
         return {view: self._keys_to_chunks(snapshot, view, keys) for view, keys in found.items()}, vector
 
@@ -190,10 +195,9 @@ class Searcher:
 
     def _vectors_failed(self, error: BaseException) -> None:
         """Open the breaker, say why in the log and drop the client that failed."""
-        with self._vectors_lock:
-            note = self._breaker.failed(error, self.index.chroma_url)
-            log.warning("%s (index of %s)", note, self.index.repo)
-            self.index.reopen_vectors()
+        note = self._breaker.failed(error, self.index.chroma_url)
+        log.warning("%s (index of %s)", note, self.index.repo)
+        self.index.reopen_vectors()
 
     def _fill_dense(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
                     candidates: set[int]) -> bool:
@@ -210,7 +214,7 @@ class Searcher:
             marks = ",".join("?" * len(missing))
             key_of = dict(snapshot.connection.execute(
                 f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
-            with self._vectors_lock, self.index.using_vectors(snapshot.views) as store:
+            with self.index.using_vectors(snapshot.views) as store:
                 sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
             stale = stale or view_stale
             for chunk_id, key in key_of.items():
@@ -235,11 +239,13 @@ class Searcher:
                candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
                scope: Scope | None = None, exact: bool = True, generation: str | None = None,
-               focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None) -> tuple[list[Hit], LexicalSignal]:
+               focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None,
+               deadline: Deadline = NO_DEADLINE) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
-            query: The user's text (natural language, code names or a whole issue report).
+            query: The user's text (natural language, code names or a whole issue report), at most
+                :data:`retrievers.query.limits.MAX_QUERY_CHARS` characters (else ``QueryTooLong``).
             limit: How many hits to return.
             keywords: Extra BM25 terms (from a caller or an LLM rewrite), searched with the query.
             dense_text: Text to embed instead of the query (e.g. a hypothetical passage).
@@ -260,12 +266,19 @@ class Searcher:
                 :func:`retrievers.rank.ranking.candidate_depth` of ``limit``): a caller that asks for more
                 results than it shows passes the depth of the limit it shows, so its top results are
                 this search's top results for that limit.
+            deadline: When the caller stops waiting: checked between the stages (lexical, dense, evidence,
+                exact cosines, lifts), so a search nobody waits for any more stops and lets go of its snapshot.
 
         Returns:
             The hits, best first, and the BM25 signal of the query (with the generation searched).
+
+        Raises:
+            SearchDeadlineExceeded: ``deadline`` passed before the search was done.
         """
-        query = without_environment_listing(query)[:MAX_QUERY_CHARS]
-        with self._snapshots.hold(generation) as snapshot:
+        check_query_length(query)
+        query = without_environment_listing(query)
+        deadline.check("the lexical stage")
+        with self._snapshots.hold(generation, deadline) as snapshot:
             paths, allowed = snapshot.scope_filter(scope)
             tokens = tokenize_query(query + " " + " ".join(keywords or []))
             long_query = len(query.split()) > LONG_QUERY_WORDS
@@ -281,8 +294,10 @@ class Searcher:
             dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
             wants_vectors = dense
             dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
+            deadline.check("the dense stage")
             cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
                                      else ({}, None))
+            deadline.check("the evidence stage")
             symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
             described = described_kind(query) if kind_priors else None
             exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
@@ -309,6 +324,7 @@ class Searcher:
             pool |= set(calls) | set(printed) | set(invoked)
             if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
                 pool |= {int(c) for c in allowed}
+            deadline.check("the exact cosines")
             if cosines and query_vector is not None:
                 try:
                     if self._fill_dense(snapshot, cosines, query_vector, pool):
@@ -352,6 +368,7 @@ class Searcher:
             listed = {chunk_id for chunk_id, _ in top}
             top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
             top += [(chunk_id, score) for chunk_id, score in blended[cut:] if chunk_id in exceptions]
+            deadline.check("the type lifts")
             hits = hydrate(snapshot.connection, top, components)
             wants_type = described == "type"
             head = head_phrase(query) if kind_priors else []

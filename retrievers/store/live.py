@@ -5,21 +5,30 @@ generation's, or one a caller pins by name (a graph run keeps the generation its
 handing one out, the newest committed generation is looked up and opened if it is new; a snapshot it replaced
 stays open while in use and for ``RETIRED_KEEP_S`` after, so a pinned run can finish on it. Once nothing older
 is open, the write-ahead log is checkpointed and let restart (see ``WAL_RESTART_FRAMES``).
+
+Threads hold snapshots side by side, each reading through a connection of its own (see
+:mod:`retrievers.store.readers`); the lock here guards only the list of snapshots, never a search.
+A reader may share its :class:`CodeIndex` with a writer in the same process (the resident service's
+watcher, so searches see the vectors it stores in the Chroma client that stored them): the writer
+updates inside :func:`updating`, and meanwhile readers leave the index's settings to it.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from ..core.deadline import NO_DEADLINE, Deadline
 from ..core.errors import IndexMissing
 from ..core.memory import return_freed_memory
 from ..dense.sync import vectors_version
 from .index import CodeIndex
-from .snapshot import IndexSnapshot, committed_generation, open_snapshot
+from .readers import committed_generation
+from .snapshot import IndexSnapshot, open_snapshot
 
 if TYPE_CHECKING:
     import sqlite3
@@ -33,28 +42,42 @@ RETIRED_KEEP = 8
 # current generation re-opened on the checkpointed file; the next commit then writes the log from its start.
 WAL_RESTART_FRAMES = 1000
 
+_update_locks: weakref.WeakKeyDictionary[CodeIndex, threading.Lock] = weakref.WeakKeyDictionary()
+_update_locks_guard = threading.Lock()
+
+
+def _update_lock(index: CodeIndex) -> threading.Lock:
+    with _update_locks_guard:
+        return _update_locks.setdefault(index, threading.Lock())
+
+
+@contextmanager
+def updating(index: CodeIndex) -> Iterator[None]:
+    """An update made through ``index`` itself: readers sharing the object leave its settings alone meanwhile.
+
+    :meth:`CodeIndex.update` switches the object's settings to the ones it builds with before it commits
+    them; a reader following the stored settings in between would switch them back under it.
+    """
+    with _update_lock(index):
+        yield
+
 
 class LiveSnapshots:
     """The open snapshots of one index: the newest committed generation's and the replaced ones still kept.
 
-    Safe to share between threads. Calls on the same snapshot are serialised by its lock.
+    Safe to share between threads, which read side by side (each through a connection of its own).
     """
 
-    def __init__(self, index: CodeIndex, vectors_lock: threading.RLock) -> None:
-        """Open the newest committed generation of ``index``.
-
-        Args:
-            index: The index to read (it must exist).
-            vectors_lock: Guards ``index``'s Chroma client, which a refresh re-opens when the vectors or the
-                database changed under it; the caller queries the vectors under the same lock.
-        """
+    def __init__(self, index: CodeIndex) -> None:
+        """Open the newest committed generation of ``index`` (it must exist)."""
         self.index = index
-        self._vectors_lock = vectors_lock
         # Guards the snapshots and the probe connection; never held while searching.
         self._lock = threading.Lock()
         self._probe = index.connect()
         self._identity = self._database_identity()
         self._loaded_vectors_version = vectors_version(self._probe)
+        # The index's settings are followed after every commit seen, once no update through it is under way.
+        self._settings_due = False
         self._current = open_snapshot(index)
         self._retired: list[IndexSnapshot] = []
         self._log_checkpoint_due = True
@@ -69,11 +92,15 @@ class LiveSnapshots:
             self._probe.close()
 
     @contextmanager
-    def hold(self, generation: str | None = None) -> Iterator[IndexSnapshot]:
+    def hold(self, generation: str | None = None, deadline: Deadline = NO_DEADLINE) -> Iterator[IndexSnapshot]:
         """Hold one snapshot for a call: ``generation`` if still open, else the newest.
 
-        A call nested in another on the same thread (``chunk_text`` inside ``connection_lock``) gets the
-        snapshot the outer call holds.
+        The snapshot's :attr:`~IndexSnapshot.connection` is this thread's own until the block ends. A call
+        nested in another on the same thread (``chunk_text`` inside ``connection_lock``) gets the snapshot
+        the outer call holds.
+
+        Raises:
+            SearchDeadlineExceeded: ``deadline`` passed while waiting for a connection.
         """
         pinned: list[IndexSnapshot] = self._pinned.__dict__.setdefault("stack", [])
         if pinned and generation in (None, pinned[-1].generation):
@@ -84,7 +111,7 @@ class LiveSnapshots:
             snapshot = next((s for s in self._retired if s.generation == generation), self._current)
             snapshot.users += 1
         try:
-            with snapshot.lock:
+            with snapshot.reading(deadline):
                 pinned.append(snapshot)
                 try:
                     yield snapshot
@@ -94,6 +121,12 @@ class LiveSnapshots:
             with self._lock:
                 snapshot.users -= 1
                 self._close_unused_locked()
+
+    @property
+    def in_use(self) -> int:
+        """Calls holding a snapshot now (nested calls count once)."""
+        with self._lock:
+            return sum(snapshot.users for snapshot in [self._current, *self._retired])
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -122,19 +155,16 @@ class LiveSnapshots:
             self._probe.close()
             self._probe = self.index.connect()
             self._identity = identity
-            with self._vectors_lock:
-                self.index.reopen_vectors()
+            self.index.reopen_vectors()
         stored_vectors = vectors_version(self._probe)
         generation = committed_generation(self._probe)
-        settings_changed = False
         if stored_vectors != self._loaded_vectors_version or generation != self._current.generation:
             # A re-index may have switched the views or the embedding model: the next snapshot reads with those.
-            with self._vectors_lock:
-                settings_changed = self.index.follow_stored_settings()
+            self._settings_due = True
+        settings_changed = self._settings_due and self._follow_stored_settings()
         if stored_vectors != self._loaded_vectors_version:
             if not self.index.vectors_hold(stored_vectors):  # changes made through our own store are in it
-                with self._vectors_lock:
-                    self.index.reopen_vectors()
+                self.index.reopen_vectors()
             self._loaded_vectors_version = stored_vectors
         if settings_changed or generation != self._current.generation:
             fresh = open_snapshot(self.index)
@@ -143,6 +173,17 @@ class LiveSnapshots:
             self._current = fresh
             self._log_checkpoint_due = True
         self._close_unused_locked()
+
+    def _follow_stored_settings(self) -> bool:
+        """Take the index's stored settings unless an update through the same object is under way (then later)."""
+        lock = _update_lock(self.index)
+        if not lock.acquire(blocking=False):
+            return False  # the update builds with its own settings and commits them: followed once it is done
+        try:
+            self._settings_due = False
+            return self.index.follow_stored_settings()
+        finally:
+            lock.release()
 
     def _close_unused_locked(self) -> None:
         now = time.monotonic()

@@ -3,11 +3,12 @@
 An indexer (another thread or process) may commit a new generation at any moment. A search
 that read BM25 scores from one generation and chunk rows from the next would rank ids that no
 longer exist, or mean other chunks. So a snapshot bundles what belongs together: the BM25
-segments of one generation, a SQLite connection whose read transaction was opened before that
-generation was read (WAL: every query through it sees that commit, whatever is committed
-later), a lease that keeps the generation's files on disk (:mod:`retrievers.store.generations`),
-and the caches computed from it. A snapshot is immutable apart from those caches and is used
-by one thread at a time (hold :attr:`IndexSnapshot.lock`).
+segments of one generation, SQLite connections whose read transactions see that generation
+(WAL: every query through one sees that commit, whatever is committed later; see
+:mod:`retrievers.store.readers`), a lease that keeps the generation's files on disk
+(:mod:`retrievers.store.generations`), and the caches computed from it. A snapshot is immutable
+apart from those caches, and threads read it side by side: each through the connection it borrowed
+(:meth:`IndexSnapshot.reading`), the caches computed outside their short lock and published under it.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..codegraph.call_resolution import CallResolver
+from ..core.deadline import NO_DEADLINE, Deadline
 from ..core.errors import IndexError_, no_index_yet
 from ..lexical.bm25 import LexicalIndex, top_k
 from ..query.scope import Scope, ScopeError, chunk_ids_in
@@ -27,6 +30,7 @@ from ..source.languages import is_documentation, is_test_path
 from .generations import GenerationGone, GenerationLease
 from .hierarchy import exception_types
 from .index import CodeIndex
+from .readers import GenerationReaders, Reader, committed_generation
 from .segments import load_segments
 from .textstore import TextCache
 
@@ -72,8 +76,9 @@ class IndexSnapshot:
                  lease: GenerationLease) -> None:
         """Load ``generation`` through ``connection``, whose read transaction already sees it."""
         self.generation = generation
-        self.connection = connection
-        self.lock = threading.RLock()
+        self._readers = GenerationReaders(index.db_path, generation, connection)
+        # Guards the caches below while one is looked up or published (never while one is computed).
+        self._cache_lock = threading.Lock()
         self._lease = lease
         live = np.fromiter((row[0] for row in connection.execute("SELECT id FROM chunks ORDER BY id")),
                            dtype=np.int64)
@@ -88,17 +93,33 @@ class IndexSnapshot:
         self._lexical: OrderedDict[tuple[str, ...], LexicalScores] = OrderedDict()
         self._kinds: dict[str, tuple[bool, bool]] | None = None
         self._exceptions: dict[int, str] | None = None
-        self._resolver: CallResolver | None = None
         self.users = 0
         self.retired_at: float | None = None
 
     def close(self) -> None:
-        """End the read transaction, close the connection and let the indexer delete the generation."""
+        """End the read transactions, close the connections and let the indexer delete the generation."""
         try:
-            self.connection.rollback()
-            self.connection.close()
+            self._readers.close()
         finally:
             self._lease.release()
+
+    def reading(self, deadline: Deadline = NO_DEADLINE) -> AbstractContextManager[Reader]:
+        """Borrow a connection for this thread: :attr:`connection` is that one until the block ends.
+
+        Raises:
+            SearchDeadlineExceeded: ``deadline`` passed while every connection was in use.
+        """
+        return self._readers.borrow(deadline)
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The connection this thread borrowed (inside :meth:`reading`), else the first one (one thread only)."""
+        return (self._readers.current() or self._readers.first).connection
+
+    @property
+    def connections_in_use(self) -> int:
+        """Connections borrowed now."""
+        return self._readers.borrowed
 
     def knows(self, token: str) -> bool:
         """Whether some chunk of this generation holds ``token`` (a word of the repository's vocabulary)."""
@@ -107,7 +128,7 @@ class IndexSnapshot:
     def lexical(self, tokens: list[str]) -> LexicalScores:
         """BM25 scores of every live chunk for ``tokens`` (the last few token lists are remembered)."""
         key = tuple(tokens)
-        with self.lock:
+        with self._cache_lock:
             cached = self._lexical.get(key)
             if cached is not None:
                 self._lexical.move_to_end(key)
@@ -118,7 +139,7 @@ class IndexSnapshot:
             score_parts.append(np.asarray(bm25.scores(list(tokens)))[live])
         # Segments are in id order (the delta holds newer ids), so the ids come out sorted.
         scores = LexicalScores(np.concatenate(ids_parts), np.concatenate(score_parts)) if ids_parts else EMPTY_SCORES
-        with self.lock:
+        with self._cache_lock:
             self._lexical[key] = scores
             while len(self._lexical) > LEXICAL_CACHE_SIZE:
                 self._lexical.popitem(last=False)
@@ -131,45 +152,47 @@ class IndexSnapshot:
         """
         if scope is None or scope.is_everything:
             return None, None
-        with self.lock:
+        with self._cache_lock:
             kept = self._scopes.get(scope)
-            if kept is None:
-                paths = scope.allowed_paths(self.languages)
-                if not paths:
-                    raise ScopeError(f"no indexed file matches {scope.describe()}")
-                kept = (paths, chunk_ids_in(self.connection, paths))
+        if kept is None:
+            paths = scope.allowed_paths(self.languages)
+            if not paths:
+                raise ScopeError(f"no indexed file matches {scope.describe()}")
+            kept = (paths, chunk_ids_in(self.connection, paths))
+            with self._cache_lock:
                 if len(self._scopes) >= SCOPE_CACHE_SIZE:
                     self._scopes.clear()
-                self._scopes[scope] = kept
-            return kept
+                kept = self._scopes.setdefault(scope, kept)
+        return kept
 
     def file_kinds(self) -> dict[str, tuple[bool, bool]]:
         """``{path: (is test, is documentation)}`` of every indexed file, computed once."""
-        with self.lock:
-            if self._kinds is None:
-                self._kinds = {path: (is_test_path(path, language), is_documentation(path, language))
-                               for path, language in self.languages.items()}
-            return self._kinds
+        kinds = self._kinds
+        if kinds is None:
+            kinds = {path: (is_test_path(path, language), is_documentation(path, language))
+                     for path, language in self.languages.items()}
+            with self._cache_lock:
+                kinds = self._kinds = self._kinds or kinds
+        return kinds
 
     def exception_types(self) -> dict[int, str]:
         """Chunk id -> symbol of every exception type (:func:`.hierarchy.exception_types`), computed once."""
-        with self.lock:
-            if self._exceptions is None:
-                self._exceptions = exception_types(self.connection)
-            return self._exceptions
+        found = self._exceptions
+        if found is None:
+            found = exception_types(self.connection)
+            with self._cache_lock:
+                if self._exceptions is None:
+                    self._exceptions = found
+                found = self._exceptions
+        return found
 
     def call_resolver(self) -> CallResolver:
-        """A call resolver over this generation, kept for what it caches (file facts, the class hierarchy)."""
-        with self.lock:
-            if self._resolver is None:
-                self._resolver = CallResolver(self.connection)
-            return self._resolver
-
-
-def committed_generation(connection: sqlite3.Connection) -> str:
-    """The BM25 generation the connection's view of the index points at (empty: none yet)."""
-    row = connection.execute("SELECT value FROM meta WHERE key = 'bm25_generation'").fetchone()
-    return row[0] if row else ""
+        """A call resolver over this thread's connection, kept with it for what it caches (file facts, hierarchy)."""
+        reader = self._readers.current() or self._readers.first
+        resolver = reader.cache.get("call_resolver")
+        if resolver is None:
+            resolver = reader.cache["call_resolver"] = CallResolver(reader.connection)
+        return resolver
 
 
 def open_snapshot(index: CodeIndex) -> IndexSnapshot:
