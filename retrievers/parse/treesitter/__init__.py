@@ -5,8 +5,8 @@ method, class, interface, struct, impl, macro, package-level var/const, ...), wi
 for the long ones and for the file's top-level remainder (``chunks``), and best-effort
 ``calls`` / ``imports`` / ``inherits`` edges. Targets are kept as written (``this.save``,
 ``pkg.Func``, ``Type.new``); resolving them to definitions is the query side's job.
-Each grammar's rules live in a module of their own (``javascript``, ``go``, ``rust``,
-``java``).
+Each grammar's rules live in a module of their own (``javascript``, with its imports and
+exports in ``javascript_imports``; ``go``, ``rust``, ``java``).
 
 Grammars are imported lazily, so a missing grammar wheel turns into
 ``ParsedFile(error=...)`` for that language instead of an import error for the module.

@@ -10,6 +10,8 @@ its callback belongs to the enclosing function. A long callback passed to a call
 (``app.get("/x", (req, res) => {...})``) is a definition of its own, honestly named after the
 call it is passed to (``app.get("/x", …) callback``), never after the callee: the callee is
 defined elsewhere, and a lookup of its definition must not find the call site.
+
+What a file imports and the names it binds from other modules are read in ``javascript_imports``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .javascript_imports import js_aliases, js_imports
 from .nodes import (
     SELF_NAMES,
     Definition,
@@ -26,11 +29,11 @@ from .nodes import (
     define,
     dotted,
     first_line,
+    key_name,
     last_line,
     leading_sibling,
     plain_type,
     qualify,
-    string_value,
     text_of,
 )
 
@@ -96,15 +99,6 @@ def _js_bases(node: Node) -> tuple[str, ...]:
             bases.extend(child.named_children)
     names = (as_target(dotted(base)) or plain_type(text_of(base)) for base in bases)
     return tuple(name for name in names if name)
-
-
-def _js_key_name(node: Node | None) -> str:
-    """A property / method name as written, without quotes."""
-    if node is None:
-        return ""
-    if node.type == "string":
-        return string_value(node)
-    return text_of(node)
 
 
 def _js_assigned_name(left: Node, scope: Scope) -> tuple[str, str] | None:
@@ -185,7 +179,7 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
             return None  # destructuring patterns name nothing
         name = text_of(name_node)
     elif node.type == "pair":
-        name = _js_key_name(node.child_by_field_name("key"))
+        name = key_name(node.child_by_field_name("key"))
     elif node.type == "assignment_expression":
         left = node.child_by_field_name("left")
         assigned = _js_assigned_name(left, scope) if left is not None else None
@@ -196,7 +190,7 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
         name, kind = assigned
         receiver_member = bool(scope.receiver) and (dotted(left) or "").startswith(scope.receiver + ".")
     else:  # class field: TS names it "name", JS "property"
-        name = _js_key_name(node.child_by_field_name("name") or node.child_by_field_name("property"))
+        name = key_name(node.child_by_field_name("name") or node.child_by_field_name("property"))
     if not name:
         return None
 
@@ -287,7 +281,7 @@ def _js_define(node: Node, scope: Scope) -> Definition | None:
             bases=_js_bases(node) if kind in ("class", "interface") else (),
         )
     if node.type == "method_definition":
-        name = _js_key_name(node.child_by_field_name("name"))
+        name = key_name(node.child_by_field_name("name"))
         if not name:
             return None
         return define(
@@ -341,7 +335,7 @@ def _js_object_name(owner: Node) -> str:
         name = owner.child_by_field_name("name")
         return text_of(name) if name is not None and name.type == "identifier" else ""
     if owner.type == "pair":
-        return _js_key_name(owner.child_by_field_name("key"))
+        return key_name(owner.child_by_field_name("key"))
     return ""
 
 
@@ -374,118 +368,6 @@ def _js_method_of_value(function: Node | None) -> str | None:
         if constructor:
             return f"{constructor}().{method}"
     return "." + method
-
-
-def _js_imports(node: Node) -> list[str]:
-    if node.type in ("import_statement", "export_statement"):
-        source = node.child_by_field_name("source")
-        if source is None and node.type == "import_statement":  # TS ``import fs = require("fs")``
-            clause = next((c for c in node.named_children if c.type == "import_require_clause"), None)
-            source = clause.child_by_field_name("source") if clause is not None else None
-        return [string_value(source)] if source is not None else []
-    if node.type == "call_expression":
-        function = node.child_by_field_name("function")
-        is_loader = function is not None and (
-            function.type == "import" or (function.type == "identifier" and text_of(function) == "require")
-        )
-        arguments = node.child_by_field_name("arguments")
-        if is_loader and arguments is not None and arguments.named_child_count:
-            first = arguments.named_child(0)
-            if first is not None and first.type == "string":
-                return [string_value(first)]
-    return []
-
-
-def _js_aliases(node: Node) -> list[str]:
-    """What names an import, re-export or ``require`` binds: ``module.exported as local``.
-
-    ``import D, { A as B } from "./x"`` -> ``./x.default as D``, ``./x.A as B``; ``import * as ns``
-    and ``const ns = require("./x")`` -> ``./x.* as ns``; ``export { a as b } from "./z"`` ->
-    ``./z.a as b`` and ``export * from "./w"`` -> ``./w.* as *`` (names the module passes on);
-    ``export default foo`` / ``module.exports = foo`` -> ``foo as default`` (no module: this file).
-    The exported name never has a dot, so the module is what precedes the last one.
-    """
-    if node.type == "import_statement":
-        return _js_import_aliases(node)
-    if node.type == "export_statement":
-        return _js_export_aliases(node)
-    if node.type == "variable_declarator":
-        return _js_require_aliases(node)
-    if node.type == "assignment_expression" and dotted(node.child_by_field_name("left")) == "module.exports":
-        value = node.child_by_field_name("right")
-        return [f"{text_of(value)} as default"] if value is not None and value.type == "identifier" else []
-    return []
-
-
-def _js_import_aliases(node: Node) -> list[str]:
-    source = string_value(node.child_by_field_name("source"))
-    found: list[str] = []
-    for clause in node.named_children:
-        if clause.type == "import_require_clause":  # TS ``import fs = require("fs")``
-            name = next((c for c in clause.named_children if c.type == "identifier"), None)
-            module = string_value(clause.child_by_field_name("source"))
-            found += [f"{module}.* as {text_of(name)}"] if name is not None and module else []
-        if clause.type != "import_clause" or not source:
-            continue
-        for part in clause.named_children:
-            if part.type == "identifier":
-                found.append(f"{source}.default as {text_of(part)}")
-            elif part.type == "namespace_import" and part.named_child_count:
-                found.append(f"{source}.* as {text_of(part.named_child(0))}")
-            elif part.type == "named_imports":
-                found += [_js_specifier(source, specifier) for specifier in part.named_children
-                          if specifier.type == "import_specifier"]
-    return found
-
-
-def _js_export_aliases(node: Node) -> list[str]:
-    source = string_value(node.child_by_field_name("source"))
-    if any(child.type == "default" for child in node.children):
-        declared = node.child_by_field_name("declaration")
-        value = node.child_by_field_name("value")
-        name = declared.child_by_field_name("name") if declared is not None else value
-        return [f"{text_of(name)} as default"] if name is not None and name.type in (
-            "identifier", "type_identifier") else []
-    clause = next((c for c in node.named_children if c.type in ("export_clause", "namespace_export")), None)
-    if clause is None:
-        return [f"{source}.* as *"] if source else []  # ``export * from``
-    if clause.type == "namespace_export":
-        return [f"{source}.* as {text_of(clause.named_child(0))}"] if source and clause.named_child_count else []
-    specifiers = [c for c in clause.named_children if c.type == "export_specifier"]
-    if source:
-        return [_js_specifier(source, specifier) for specifier in specifiers]
-    local = [_js_specifier("", specifier) for specifier in specifiers]
-    return [binding for binding in local if binding.split(" as ")[0] != binding.split(" as ")[1]]
-
-
-def _js_specifier(source: str, specifier: Node) -> str:
-    """``{ A as B }`` from ``source`` -> ``source.A as B`` (``A as B`` when the module is this file)."""
-    name = _js_key_name(specifier.child_by_field_name("name"))
-    alias = specifier.child_by_field_name("alias")
-    bound = _js_key_name(alias) if alias is not None else name
-    return f"{source}.{name} as {bound}" if source else f"{name} as {bound}"
-
-
-def _js_require_aliases(node: Node) -> list[str]:
-    """``x = require("m")`` -> ``m.* as x``; ``{ a, b: c } = require("m")`` -> ``m.a as a``, ``m.b as c``."""
-    value = node.child_by_field_name("value")
-    if value is None or value.type != "call_expression" or text_of(value.child_by_field_name("function")) != "require":
-        return []
-    module = _js_imports(value)
-    pattern = node.child_by_field_name("name")
-    if not module or pattern is None:
-        return []
-    if pattern.type == "identifier":
-        return [f"{module[0]}.* as {text_of(pattern)}"]
-    found: list[str] = []
-    for part in pattern.named_children if pattern.type == "object_pattern" else ():
-        if part.type == "shorthand_property_identifier_pattern":
-            found.append(f"{module[0]}.{text_of(part)} as {text_of(part)}")
-        elif part.type == "pair_pattern":
-            bound = part.child_by_field_name("value")
-            if bound is not None and bound.type == "identifier":
-                found.append(f"{module[0]}.{_js_key_name(part.child_by_field_name('key'))} as {text_of(bound)}")
-    return found
 
 
 def _js_value_type(value: Node | None) -> str:
@@ -528,7 +410,7 @@ JS_RULES = Rules(
     define=_js_define,
     enter=_js_enter,
     call_target=_js_call_target,
-    imports=_js_imports,
+    imports=js_imports,
     comment_types=_JS_COMMENTS,
     relevant_types=frozenset(_JS_DECLARATION_KINDS)
     | _JS_NAMED_VALUE_TYPES
@@ -536,6 +418,6 @@ JS_RULES = Rules(
     | {"internal_module", "object"}
     | {"variable_declarator", "required_parameter", "optional_parameter", "public_field_definition"}
     | {"assignment_expression"},
-    aliases=_js_aliases,
+    aliases=js_aliases,
     types=_js_types,
 )

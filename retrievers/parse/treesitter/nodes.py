@@ -168,6 +168,15 @@ def string_value(node: Node | None) -> str:
     return text_of(node).strip().strip("\"'`") if node is not None else ""
 
 
+def key_name(node: Node | None) -> str:
+    """A property, method or specifier name as written, without quotes."""
+    if node is None:
+        return ""
+    if node.type == "string":
+        return string_value(node)
+    return text_of(node)
+
+
 def leading_sibling(node: Node, leading_types: frozenset[str], comment_types: frozenset[str]) -> Node | None:
     """The earliest decorator / attribute sibling placed before a definition, if any."""
     first = None
