@@ -4,3 +4,9 @@ The models are the bundled MiniLM and Ollama's; leases keep a vector store open 
 
 May import: ``core``, ``source``, ``lexical``, ``parse``.
 """
+
+import os
+
+# onnxruntime reports usage to Microsoft (mobile.events.data.microsoft.com) from a thread it starts on import,
+# unless this is set before it loads: indexing a repository sends nothing anywhere.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
