@@ -30,6 +30,7 @@ SKIPPED_NAMED = 20  # paths kept per reason, for ``index -v``
 FOLDER_COUNT_LIMIT = 10_000  # files counted in a folder skipped whole (a huge ignored tree costs no more)
 BUILD_FOLDER = "in a build or vendor folder"
 NOT_UTF8 = "name not UTF-8"
+SYMLINKED_FOLDER = "symlinked folder, not followed"
 
 
 @dataclass
@@ -155,6 +156,9 @@ def walk_repository(root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> WalkRes
                 continue
             if not _utf8(name):  # the index, its JSON and the terminal hold text: such a path can't be named there
                 result.skipped.add_folder(NOT_UTF8, _shown(relative), current / name)
+                continue
+            if (current / name).is_symlink():  # never followed; counting its files would read outside the repository
+                result.skipped.add(SYMLINKED_FOLDER, relative + "/")
                 continue
             if not base and name in TOP_LEVEL_SKIPPED_DIRECTORIES:
                 result.skipped.add_folder(BUILD_FOLDER, relative, current / name)
