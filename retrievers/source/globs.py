@@ -81,6 +81,8 @@ class GlobRules:
         """
         rules: list[tuple[str, re2._Regexp, bool]] = []
         for line in lines:
+            if not strict and line.removeprefix("!").rstrip(" ") == "/":
+                continue  # git matches nothing with a lone "/" ("!/" too); pathspec's rule would match everything
             try:
                 expression, include = GITIGNORE_RULE.pattern_to_regex(line)
             except (ValueError, TypeError) as error:
