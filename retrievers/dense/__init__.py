@@ -1,6 +1,7 @@
 """Vectors: embedding models, derived model files, the embedding cache, the Chroma store and its sync.
 
-The models are the bundled MiniLM and Ollama's; leases keep a vector store open while a search reads it.
+The models are the bundled MiniLM and Ollama's; leases keep a vector store open while a search reads it, and
+after the store or the embedding server failed, the breaker lets searches go without vectors for a while.
 
 May import: ``core``, ``source``, ``lexical``, ``parse``.
 """

@@ -82,3 +82,13 @@ def test_readme_test_command_is_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert f"{CI_INSTALL} && {CI_TESTS}" in readme
     assert CI_INSTALL in ci and CI_TESTS in ci
+
+
+def test_architecture_names_every_retrievers_module():
+    """Each module of retrievers/ has its line in the architecture's table, and every module named there exists."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([\w/]+\.py)` \|", page, re.M))
+    package = ROOT / "retrievers"
+    modules = {path.relative_to(package).as_posix() for path in package.rglob("*.py") if path.name != "__init__.py"}
+    assert not modules - listed, f"docs/architecture.md does not describe {sorted(modules - listed)}"
+    assert not listed - modules, f"docs/architecture.md describes modules that are gone: {sorted(listed - modules)}"
