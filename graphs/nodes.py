@@ -426,7 +426,7 @@ def should_rerank_node(state: SearchState, runtime: Runtime[Context]) -> dict:
         if decision and len(fused) < 2:
             decision, reason = False, "fewer than 2 candidates"
     elif fused and fused[0].get("exact"):
-        decision, reason = False, "the query's text was found verbatim in the top result"
+        decision, reason = False, "text the query pastes was found in the code of the top result"
     elif not context.auto_rerank:
         decision, reason = False, "auto_rerank off (the default: no measured gain; rerank=True forces it)"
     else:

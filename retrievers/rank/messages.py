@@ -21,10 +21,9 @@ from ..lexical.tokenize import EXCEPTION_WORD_PATTERN
 from ..store.textstore import TextStore
 from .exact import CODE_LINE
 from .message_values import word_runs
-from .printers import MIN_TEMPLATE_FIT, find_printers, holders, inside_literal, literal_lines, lookup_runs
+from .printers import MIN_TEMPLATE_FIT, find_printers, holders, literal_lines, lookup_runs
 
-__all__ = ["inside_literal", "invocation_evidence", "invoked_words", "message_fragments", "output_lines",
-           "template_evidence"]
+__all__ = ["invocation_evidence", "invoked_words", "message_fragments", "output_lines", "template_evidence"]
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 # ``KeyError: ...``, ``Error: ...``, ``error: ...``, ``panic: ...``: a message, wherever the report quotes it.

@@ -434,13 +434,6 @@ class Searcher:
         """Hold the newest snapshot for this thread; :attr:`connection` is its connection meanwhile."""
         return self._snapshots.hold()
 
-    def chunk_text(self, path: str, symbol: str) -> str:
-        """The stored text of a chunk, by path and symbol (empty if unknown)."""
-        with self._snapshots.hold() as snapshot:
-            row = snapshot.connection.execute(
-                "SELECT text FROM chunks WHERE path = ? AND symbol = ? LIMIT 1", (path, symbol)).fetchone()
-        return row[0] if row else ""
-
 
 def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
     """Open a searcher on ``repo``'s index."""

@@ -96,7 +96,7 @@ class LiveSnapshots:
         """Hold one snapshot for a call: ``generation`` if still open, else the newest.
 
         The snapshot's :attr:`~IndexSnapshot.connection` is this thread's own until the block ends. A call
-        nested in another on the same thread (``chunk_text`` inside ``connection_lock``) gets the snapshot
+        nested in another on the same thread (``chunk_count`` inside ``connection_lock``) gets the snapshot
         the outer call holds.
 
         Raises:

@@ -181,7 +181,7 @@ def test_merge_keeps_text_pasted_from_the_code_first_and_the_rerank_away():
     assert [hit["id"] for hit in fused] == [9, 1, 2]  # RRF alone would put a.py first: it is in every list
     decided = run_node(compiled, "should_rerank", {"query": "x", "limit": 1, "fused": fused,
                                                    "candidate_lists": lists}, {})
-    assert decided["rerank_decision"] is False and "verbatim" in decided["trace"][0]["reason"]
+    assert decided["rerank_decision"] is False and "found in the code" in decided["trace"][0]["reason"]
 
 
 def test_route_after_merge_tries_one_rewrite_when_nothing_was_found():

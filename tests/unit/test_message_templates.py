@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from grepgraph.retrievers.rank.messages import inside_literal, invoked_words, message_fragments, output_lines
+from grepgraph.retrievers.rank.messages import invoked_words, message_fragments, output_lines
+from grepgraph.retrievers.rank.printers import inside_literal
 from grepgraph.retrievers.rank.ranking import WEIGHTS
 
 from tests.conftest import lexical_searcher
