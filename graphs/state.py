@@ -7,36 +7,36 @@ List fields that parallel branches write get reducers that merge and de-duplicat
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal
+from typing import Annotated
 
 from grepgraph.retrievers.core.results import CodeResult, FileRank
 from typing_extensions import NotRequired, Required, TypedDict
 
-Focus = Literal["implementation", "tests", "all"]
-# auto: ranked search (hybrid, graph questions, exact-line evidence); literal / regex: every matching line.
-Mode = Literal["auto", "literal", "regex"]
+from .search_input import Focus, Mode
 
 
 class SearchInput(TypedDict, total=False):
-    """What a caller sends. Only ``query`` is required."""
+    """What a caller sends. Only ``query`` is required.
 
-    # The text to find: words, code names, a pasted line or issue report; in literal / regex mode, the pattern.
+    Each field's meaning, default and limits (a query of at most ``MAX_QUERY_CHARS``...) are defined once,
+    in :data:`graphs.search_input.SEARCH_FIELDS`; a unit test keeps these keys and types equal to it.
+    """
+
+    # The text to find; in literal / regex mode, the pattern.
     query: Required[str]
-    # ``auto`` (ranked search, the default), ``literal`` or ``regex`` (every matching line).
     mode: Mode
-    # Gitignore-style globs and language names: only the files they keep are searched, in every mode.
+    # Only the files these globs and languages keep are searched, in every mode.
     paths: list[str]
     languages: list[str]
-    # How many results (default: the ``limit`` setting).
+    # Default: the ``limit`` setting.
     limit: int
-    # Background that steers an ambiguous query (shown to the LLM, never searched).
+    # Background shown to the LLM, never searched.
     intent: str
-    # Which files come first: ``implementation`` (default; ``all`` for a question about tests), ``tests`` or ``all``.
     focus: Focus
     # Force (True) or forbid (False) the LLM rewrite / rerank; absent: the heuristics decide.
     rewrite: bool
     rerank: bool
-    # A structured query from the caller: extra BM25 terms, concepts and a passage to embed instead of the query.
+    # A structured query: extra BM25 terms, concepts and a passage to embed instead of the query.
     keywords: list[str]
     concepts: list[str]
     passage: str

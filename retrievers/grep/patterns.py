@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import re2
 
+from ..query.limits import MAX_PATTERN_CHARS, too_long
 from .literals import required_literals
 
 MODES = ("literal", "regex")
-MAX_PATTERN_CHARS = 10_000
 LINE_MODE = "(?m)"  # ``^`` and ``$`` match at every line, as in grep
 # The longest words of a phrase narrow its candidates enough; more trigrams cost more than they save.
 TOLERANT_LITERALS = 3
@@ -55,7 +55,7 @@ def _check_text(text: object, what: str) -> str:
     if "\x00" in text:
         raise PatternError(f"the {what} contains a NUL byte")
     if len(text) > MAX_PATTERN_CHARS:
-        raise PatternError(f"the {what} is {len(text):,} characters; the limit is {MAX_PATTERN_CHARS:,}")
+        raise PatternError(too_long(f"the {what}", len(text), MAX_PATTERN_CHARS))
     return text
 
 

@@ -30,8 +30,8 @@ def without_environment_listing(text: str) -> str:
     """The text without runs of package-version rows (an issue report's pasted ``pip list``).
 
     A listing names hundreds of installed packages, which flood a lexical search with names that occur in the
-    code for other reasons and push the report's own words past the query length cut. A run is at least
-    :data:`MIN_LISTING_ROWS` rows; one other line between rows (``OS: Darwin``) does not end it.
+    code for other reasons and outweigh the report's own words. A run is at least :data:`MIN_LISTING_ROWS`
+    rows; one other line between rows (``OS: Darwin``) does not end it.
     """
     lines = text.split("\n")
     rows = [bool(LISTING_ROW.match(line)) for line in lines]

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..source.globs import GlobError, GlobRules
 from ..source.languages import LANGUAGE_BY_EXTENSION
+from .limits import MAX_GLOB_CHARS, MAX_GLOBS
 
 LANGUAGES = (*dict.fromkeys(LANGUAGE_BY_EXTENSION.values()), "text")
 LANGUAGE_ALIASES = {
@@ -27,8 +28,6 @@ LANGUAGE_ALIASES = {
 }
 # Asking for a language includes its dialects.
 LANGUAGE_FAMILIES = {"typescript": ("typescript", "tsx")}
-MAX_GLOBS = 50
-MAX_GLOB_CHARS = 500
 SQL_BATCH = 500
 
 
