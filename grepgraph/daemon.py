@@ -36,7 +36,10 @@ from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_
 from grepgraph.retrievers.core.settings import CONFIG_ENV, env_name, environment, unset_variables
 from grepgraph.retrievers.store.trust import own_index_dir
 from grepgraph.service_client import (
+    HEARTBEAT,
+    HEARTBEAT_S,
     LOCK_NAME,
+    MAX_REQUEST_BYTES,
     SOCKET_NAME,
     ServiceLost,
     ServiceUnavailable,
@@ -53,6 +56,56 @@ IDLE_CHECK_S = 1.0
 # A newer service waits this long for an older one (told to stop) to release the lock.
 TAKEOVER_WAIT_S = 30.0
 WARM_UP_QUERY = "warm up the search service"
+# A client sends its request line at once: one that has not within this long (or stops reading the reply
+# for this long) is dropped, so it can't hold a thread.
+CLIENT_IO_S = 10.0
+# Fields of a request and the types they must have.
+REQUEST_FIELDS = {"op": str, "version": str, "input": dict, "context": dict, "env": dict}
+
+
+class BadRequest(ValueError):
+    """A request line the service can't read: too long, not JSON, not an object, or a field of the wrong type."""
+
+
+def read_request_line(connection: socket.socket, within_s: float) -> bytes:
+    """The request line (more than :data:`MAX_REQUEST_BYTES` when it is too long); ``TimeoutError`` past ``within_s``.
+
+    The whole line within ``within_s``, not each read: a client trickling a byte at a time gets no longer.
+    """
+    deadline = time.monotonic() + within_s
+    data = bytearray()
+    while b"\n" not in data and len(data) <= MAX_REQUEST_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no request line in time")
+        connection.settimeout(left)
+        part = connection.recv(1 << 16)
+        if not part:
+            break
+        data += part
+    connection.settimeout(CLIENT_IO_S)
+    return bytes(data[: data.index(b"\n") + 1] if b"\n" in data else data)
+
+
+def parse_request(line: bytes) -> dict:
+    """One request line (at most :data:`MAX_REQUEST_BYTES`) as the request it holds; raises :class:`BadRequest`."""
+    if len(line) > MAX_REQUEST_BYTES:
+        raise BadRequest(f"the request is over {MAX_REQUEST_BYTES:,} bytes")
+    try:
+        payload = json.loads(line)
+    except (ValueError, RecursionError) as error:  # RecursionError: thousands of nested brackets
+        raise BadRequest(f"not a JSON request: {str(error)[:200]}") from None
+    if not isinstance(payload, dict):
+        raise BadRequest(f"the request must be a JSON object, got {type(payload).__name__}")
+    for name, kind in REQUEST_FIELDS.items():
+        if payload.get(name) is not None and not isinstance(payload[name], kind):
+            raise BadRequest(f"the request's {name!r} must be a {kind.__name__}, got {type(payload[name]).__name__}")
+    env = payload.get("env") or {}
+    if not all(isinstance(value, str) for value in env.values()):
+        raise BadRequest("the request's 'env' must map names to strings")
+    if payload.get("op") == "search" and not isinstance(payload.get("input"), dict):
+        raise BadRequest("a search request needs its 'input' object")
+    return payload
 
 
 def acquire_lock(index_dir: Path, wait_s: float) -> IO[bytes] | None:
@@ -227,22 +280,60 @@ class SearchService:
 
 class _Handler(socketserver.StreamRequestHandler):
     server: _Server
+    timeout = CLIENT_IO_S  # each write of the reply (a client that stopped reading)
+    wbufsize = 0  # unbuffered: a heartbeat reaches the client when written
 
     def handle(self) -> None:
         if not self.server.same_user(self.request):
             return
-        line = self.rfile.readline()
+        try:
+            line = read_request_line(self.connection, CLIENT_IO_S)
+        except OSError:  # no full line within CLIENT_IO_S: a client that hung or never meant to ask
+            return
         if not line:
             return
         service = self.server.service
         try:
-            reply = service.handle(json.loads(line))
-        except ValueError as error:
-            reply = {"error": "usage", "kind": "user", "detail": f"not a JSON request: {error}"}
-        self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
-        self.wfile.flush()
+            payload = parse_request(line)
+        except BadRequest as error:
+            reply = {"error": "usage", "kind": "user", "detail": str(error)}
+        else:
+            with _Heartbeat(self.wfile):
+                reply = service.handle(payload)
+        try:
+            self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
+        except OSError:  # the client left (it searches in its own process) or stopped reading
+            pass
         if service.stopping.is_set():
             self.server.stop_soon()
+
+
+class _Heartbeat:
+    """A blank line to the client every :data:`HEARTBEAT_S` while its request runs.
+
+    The client waits a few seconds for a byte, not for the whole search: silence means the service hangs (or a
+    call holds the GIL), and the client then searches in its own process. A long search still gets its answer.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._done.wait(HEARTBEAT_S):
+            try:
+                self._stream.write(HEARTBEAT)
+            except OSError:
+                return
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

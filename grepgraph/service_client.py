@@ -7,9 +7,10 @@ no LangGraph, Chroma, numpy or onnxruntime, only the standard library and the se
 The service of an index lives in ``<index_dir>/service/`` (a directory only its owner can enter):
 ``service.sock`` (the Unix socket, mode 0600), ``service.lock`` (held by the live service for its
 whole life, so a second one never starts) and ``service.log``. One request is one JSON line, one
-reply is one JSON line. Every request carries the client's version: a service from another version
-stops and is replaced. A socket file nobody answers on (a service killed with ``kill -9``) is stale:
-the next service removes it.
+reply is one JSON line, after a blank line every second while the request runs (a heartbeat): a client
+that hears nothing for a few seconds takes the service for hung and searches in its own process. Every
+request carries the client's version: a service from another version stops and is replaced. A socket
+file nobody answers on (a service killed with ``kill -9``) is stale: the next service removes it.
 """
 
 from __future__ import annotations
@@ -39,14 +40,21 @@ SERVICE_DIRNAME = "service"
 SOCKET_NAME = "service.sock"
 LOCK_NAME = "service.lock"
 LOG_NAME = "service.log"
-# Bumped when the request or reply shape changes.
-PROTOCOL = 1
+# Bumped when the request or reply shape changes (2: heartbeats before the reply).
+PROTOCOL = 2
 # AF_UNIX paths are limited to 108 bytes on Linux; longer ones are reached through /proc/self/fd.
 MAX_SOCKET_PATH = 100
 # How often a client polls for a service it started.
 START_POLL_S = 0.05
-# A quick question (ping, status, stop) gets this long; a search as long as it takes.
+# A quick question (ping, status, stop) gets this long; a search as long as it takes while the service's
+# heartbeats come (every HEARTBEAT_S), and SEARCH_SILENCE_S without a byte ends it.
 QUICK_TIMEOUT_S = 5.0
+HEARTBEAT_S = 1.0
+HEARTBEAT = b"\n"
+SEARCH_SILENCE_S = 5.0
+# The longest request line a service reads (a query is at most 100,000 characters) and reply a client reads.
+MAX_REQUEST_BYTES = 4 << 20
+MAX_REPLY_BYTES = 256 << 20
 # The code a service runs: every module of these packages, sub-packages included, and the prompts (code_version).
 PACKAGES = ("grepgraph", "grepgraph.graphs", "grepgraph.retrievers", "grepgraph.prompts")
 CODE_SUFFIXES = (".py", ".md")
@@ -58,6 +66,10 @@ class ServiceUnavailable(Exception):
 
 class ServiceLost(Exception):
     """The service stopped answering in the middle of a request (it died or was killed)."""
+
+
+class ServiceSilent(ServiceLost):
+    """The service accepted the request and then sent nothing for the time allowed (it hangs)."""
 
 
 class ServiceRefused(Exception):
@@ -154,9 +166,15 @@ def socket_address(index_dir: Path) -> Iterator[str]:
 def call(index_dir: Path, payload: dict, timeout: float | None = QUICK_TIMEOUT_S) -> dict:
     """Send one request and return the reply.
 
+    Args:
+        index_dir: The index whose service is asked.
+        payload: The request.
+        timeout: The longest wait for each byte (heartbeats count); ``None``: no limit.
+
     Raises:
         ServiceUnavailable: Nothing listens on the socket (no service, or a stale socket file).
-        ServiceLost: The service closed the connection before replying.
+        ServiceLost: The service closed the connection before replying, or sent a reply too large to read.
+        ServiceSilent: It sent nothing for ``timeout`` seconds.
     """
     socket_file = service_dir(index_dir) / SOCKET_NAME
     try:
@@ -174,26 +192,42 @@ def call(index_dir: Path, payload: dict, timeout: float | None = QUICK_TIMEOUT_S
             except (FileNotFoundError, ConnectionRefusedError) as error:
                 raise ServiceUnavailable(f"no service answers ({error.strerror})") from None
         connection.sendall(json.dumps(payload).encode() + b"\n")
-        reply = _read_line(connection)
-    except (TimeoutError, ConnectionResetError, BrokenPipeError) as error:
+        reply = read_reply_line(connection)
+    except TimeoutError:
+        raise ServiceSilent(f"the search service sent nothing for {timeout:g} s") from None
+    except (ConnectionResetError, BrokenPipeError) as error:
         raise ServiceLost(f"the search service stopped answering ({error.__class__.__name__})") from None
     finally:
         connection.close()
     if not reply:
         raise ServiceLost("the search service closed the connection without answering")
-    return json.loads(reply)
+    try:
+        answer = json.loads(reply)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise ServiceLost("the search service's reply is not a JSON object")
+    return answer
 
 
-def _read_line(connection: socket.socket) -> bytes:
-    parts = []
+def read_reply_line(connection: socket.socket, max_bytes: int = MAX_REPLY_BYTES) -> bytes:
+    """The reply line, after the heartbeats before it (empty: the service closed the connection first).
+
+    Each read waits as long as the connection's timeout; a reply over ``max_bytes`` is :class:`ServiceLost`.
+    """
+    data = bytearray()
     while True:
         part = connection.recv(1 << 16)
         if not part:
-            break
-        parts.append(part)
-        if part.endswith(b"\n"):
-            break
-    return b"".join(parts)
+            return bytes(data)
+        if not data:
+            part = part.lstrip(HEARTBEAT)  # heartbeats come before the reply only
+        end = part.find(b"\n")
+        if end >= 0:
+            return bytes(data + part[: end + 1])
+        data += part
+        if len(data) > max_bytes:
+            raise ServiceLost(f"the search service's reply is over {max_bytes:,} bytes")
 
 
 def request(index_dir: Path, op: str, timeout: float | None = QUICK_TIMEOUT_S, **fields: Any) -> dict:
@@ -266,9 +300,12 @@ def ensure_service(repo: Path, index_dir: Path, settings: ServiceSettings) -> No
 
     Raises:
         ServiceUnavailable: None could be started (the reason says why).
+        ServiceSilent: One runs and does not answer (it hangs).
     """
     try:
         reply = request(index_dir, "ping")
+    except ServiceSilent:
+        raise  # one runs and hangs: a second can't take its lock, and waiting for it would wait for nothing
     except (ServiceUnavailable, ServiceLost):
         reply = None
     if reply is not None and reply.get("version") == code_version() and not reply.get("error"):
@@ -302,13 +339,13 @@ def search(repo: Path, index_dir: Path, graph_input: dict, context: dict,
 
     Raises:
         ServiceUnavailable: No service could answer; search in-process instead.
-        ServiceLost: It died during the search; search in-process instead.
+        ServiceLost: It died or went silent (:class:`ServiceSilent`) during the search; search in-process instead.
         ServiceRefused: The query or the index is wrong (a one-line message for the user).
     """
     settings = settings or resolve_service_settings(repo)
     for _ in range(2):
         ensure_service(repo, index_dir, settings)
-        reply = request(index_dir, "search", timeout=None, input=graph_input, context=context,
+        reply = request(index_dir, "search", timeout=SEARCH_SILENCE_S, input=graph_input, context=context,
                         env=client_environment())
         if reply.get("error") == "version":
             continue  # replaced between the ping and the search: start ours
