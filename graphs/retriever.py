@@ -14,38 +14,56 @@ the symbol graph). The async path is LangChain's default (the sync search in an 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from grepgraph.retrievers.core.results import RESULT_FIELDS
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
+
+from .search_input import Focus, Mode, field_problem, limit_problem, pydantic_field
 
 METADATA_KEYS = tuple(key for key in RESULT_FIELDS if key != "snippet")  # the snippet is the page content
 
 
 class GrepGraphRetriever(BaseRetriever):
-    """Search an indexed repository through the code-search graph."""
+    """Search an indexed repository through the code-search graph.
+
+    The search fields (``limit``, ``focus``, ``intent``, ``mode``, ``paths``, ``languages``) are the
+    search input's (:mod:`graphs.search_input`): described and limited there, refused here with its
+    messages when the retriever is made; a query over the input's limit is refused by the graph
+    (``InvalidSearchInput``), never cut.
+    """
 
     repo: str = ""
     """Repository root. Empty: ``$GREPGRAPH_REPO``, else the working directory (as the graph's ``Context``)."""
     index_dir: str = ""
     """Where the index lives. Empty: ``<repo>/.grepgraph``."""
-    limit: int = Field(default=10, ge=1, le=100)
-    """Documents returned per query."""
-    focus: Literal["implementation", "tests", "all"] | None = None
-    """Prefer implementation or test files. ``None``: guessed from the query."""
-    intent: str | None = None
-    """Background that steers ambiguous queries."""
-    mode: Literal["auto", "literal", "regex"] = "auto"
-    """``auto``: ranked search; ``literal`` / ``regex``: every matching line, definitions first."""
-    paths: list[str] = Field(default_factory=list)
-    """Only files these globs match (``["src/**", "!**/vendor/**"]``). Empty: every file."""
-    languages: list[str] = Field(default_factory=list)
-    """Only files in these languages (``["python", "go"]``). Empty: every language."""
+    limit: int = pydantic_field("limit", constraints=False)
+    focus: Focus | None = pydantic_field("focus", constraints=False)
+    intent: str | None = pydantic_field("intent", constraints=False)
+    mode: Mode = pydantic_field("mode", constraints=False)
+    # Empty: every file, every language.
+    paths: list[str] = pydantic_field("paths", constraints=False, default_factory=list)
+    languages: list[str] = pydantic_field("languages", constraints=False, default_factory=list)
     context: dict[str, Any] = Field(default_factory=dict)
     """Other ``graphs.context.Context`` settings for every run (e.g. ``{"llm_enabled": False}``)."""
+
+    @field_validator("intent", "paths", "languages")
+    @classmethod
+    def _within_limits(cls, value: Any, info: Any) -> Any:
+        problem = field_problem(info.field_name, value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _limit_for_mode(self) -> GrepGraphRetriever:
+        problem = limit_problem(self.limit, self.mode)
+        if problem:
+            raise ValueError(problem)
+        return self
 
     def search_input(self, query: str) -> dict[str, Any]:
         """The graph input for ``query``."""

@@ -16,6 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from grepgraph.graphs.search_input import (
+    FIELDS,
+    FOCUS_VALUES,
+    MAX_LIMIT,
+    MAX_MATCH_LIMIT,
+    MAX_QUERY_CHARS,
+    field_problem,
+)
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.core.errors import no_index_yet
 from grepgraph.retrievers.core.results import rank_files
@@ -353,6 +361,8 @@ def _search_request(args: argparse.Namespace) -> dict:
     mode, query = patterns[0] if patterns else ("auto", args.query)
     if mode == "auto" and not query.strip():
         raise CLIError("query is empty")
+    if field_problem("query", query):  # the graph's limit and message, before a service or the index is touched
+        raise CLIError(field_problem("query", query))
     request: dict = {"query": query, "limit": args.limit, "mode": mode}
     if args.path:
         request["paths"] = args.path
@@ -551,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
     index.set_defaults(handler=cmd_index)
 
     search = commands.add_parser("search", parents=[logs], help="search an indexed repository")
-    search.add_argument("query", nargs="?", help="what to find (or use --literal / --regex)")
+    search.add_argument("query", nargs="?", help=f"what to find, at most {MAX_QUERY_CHARS:,} characters (or use"
+                        " --literal / --regex)")
     search.add_argument("--literal", metavar="TEXT", help="every line containing TEXT exactly (case-sensitive)")
     search.add_argument("--regex", metavar="PATTERN", help="every line matching an RE2 regex (^ and $ match at lines)")
     search.add_argument("--path", action="append", metavar="GLOB",
@@ -564,9 +575,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--index-dir")
     search.add_argument("--chroma-url", help="Chroma server with the vectors (default: $GREPGRAPH_CHROMA_URL, else"
                         " the one the index was built with)")
-    search.add_argument("--limit", type=int, default=10, help="results to show (literal/regex: up to 1000)")
-    search.add_argument("--focus", choices=["implementation", "tests", "all"])
-    search.add_argument("--intent", help="background that steers an ambiguous query")
+    search.add_argument("--limit", type=int, default=FIELDS["limit"].default,
+                        help=f"results to show (1-{MAX_LIMIT}; literal/regex: up to {MAX_MATCH_LIMIT})")
+    search.add_argument("--focus", choices=FOCUS_VALUES, help=FIELDS["focus"].description)
+    search.add_argument("--intent", help=FIELDS["intent"].description)
     search.add_argument("--rewrite", choices=["force", "forbid"])
     search.add_argument("--rerank", choices=["force", "forbid"])
     search.add_argument("--no-llm", action="store_true", help="never call the local LLM")

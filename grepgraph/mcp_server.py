@@ -33,8 +33,9 @@ from typing_extensions import NotRequired, TypedDict
 from grepgraph.graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.context import resolve_context
-from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, InvalidSearchInput
+from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
 from grepgraph.graphs.resources import get_searcher
+from grepgraph.graphs.search_input import DEFAULT_LIMIT, with_search_parameters
 from grepgraph.http_guard import HostGuard, HostPolicy
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
@@ -266,43 +267,19 @@ def create_server(repos: list[str]) -> MCPServer:
         "already know the exact symbol name, lookup_symbol / get_callers / get_callees / "
         "get_class_hierarchy are exact and faster. " + repos_note
     ))
-    def search_code(
-        query: Annotated[str, Field(description="What to find: a question (`how are edges inserted into the "
-                                                "graph?`), a symbol name, an error message or an issue text.")],
-        intent: Annotated[str | None, Field(description="Optional background that disambiguates the query "
-                                                        "(what you are trying to do); steers the LLM rewrite.")] = None,
-        focus: Annotated[Literal["implementation", "tests", "all"] | None, Field(
-            description="`implementation` demotes test files, `tests` demotes everything else, `all` neither. "
-                        "Default: `all` if the query mentions tests, else `implementation`.")] = None,
-        limit: Annotated[int, Field(description=f"How many results to return (1-{MAX_LIMIT}; literal and regex "
-                                                f"mode: 1-{MAX_MATCH_LIMIT}).",
-                                    json_schema_extra={"minimum": 1, "maximum": MAX_MATCH_LIMIT})] = 10,
-        rewrite: Annotated[bool | None, Field(description="Force (true) or forbid (false) the local-LLM query "
-                                                          "rewrite. Default: decided per query.")] = None,
-        rerank: Annotated[bool | None, Field(description="Force (true) or forbid (false) the local-LLM "
-                                                         "rerank. Default: decided per query.")] = None,
-        mode: Annotated[Literal["auto", "literal", "regex"], Field(
-            description="`auto` (default): ranked search. `literal`: every line containing `query` exactly "
-                        "(case-sensitive). `regex`: every line matching `query` as an RE2 regex.")] = "auto",
-        paths: Annotated[list[str] | None, Field(
-            description="Only files matching these gitignore-style globs, e.g. [\"src/**\", \"*.go\"].")] = None,
-        languages: Annotated[list[str] | None, Field(
-            description="Only files in these languages: python, javascript, typescript, go, rust, java, "
-                        "text.")] = None,
-        repo: Repo = None,
-    ) -> SearchCodeResult:
+    # The search input's fields, described and limited once (graphs/search_input.py), then ``repo``.
+    @with_search_parameters(("query", "intent", "focus", "limit", "rewrite", "rerank", "mode", "paths", "languages"))
+    def search_code(repo: Repo = None, **search: Any) -> SearchCodeResult:
         target = _target(catalog, repo)
+        query = search["query"]
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query is empty: pass a question, a symbol name or an error message to search for")
-        most = MAX_LIMIT if mode == "auto" else MAX_MATCH_LIMIT
-        if isinstance(limit, bool) or not 1 <= limit <= most:
-            raise ToolError(f"limit must be an integer from 1 to {most}, got {limit!r}")
+        request = {key: value for key, value in search.items() if value is not None and value != ""}
+        try:
+            validate_input(request, DEFAULT_LIMIT)  # the graph's limits and messages (a query over its limit...)
+        except InvalidSearchInput as error:
+            raise ToolError(str(error)) from None
         _searcher(target)  # a missing index is reported before the graph runs
-        request: dict[str, Any] = {"query": query, "limit": limit, "mode": mode}
-        for key, value in (("intent", intent), ("focus", focus), ("rewrite", rewrite), ("rerank", rerank),
-                           ("paths", paths), ("languages", languages)):
-            if value is not None and value != "":
-                request[key] = value
         try:
             out = graph.invoke(request, context={"repo": str(target.path), "index_dir": str(target.index_dir)})
         except InvalidSearchInput as error:

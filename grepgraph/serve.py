@@ -42,23 +42,24 @@ import sys
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langserve import add_routes
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from grepgraph.graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, server_catalog
 from grepgraph.graphs.deadline import SearchDeadlineExceeded
-from grepgraph.graphs.nodes import MAX_LIMIT, MAX_MATCH_LIMIT, MAX_QUERY_CHARS, InvalidSearchInput, validate_input
+from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
+from grepgraph.graphs.search_input import DEFAULT_LIMIT, request_model
 from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
 from grepgraph.retrievers.core.errors import IndexError_
 from grepgraph.retrievers.core.results import CodeResult, FileRank
 from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
-from grepgraph.retrievers.query.scope import MAX_GLOB_CHARS, MAX_GLOBS, Scope, ScopeError
+from grepgraph.retrievers.query.scope import Scope, ScopeError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -72,9 +73,6 @@ HEADER_TIMEOUT_S = 10.0
 SEARCH_TIMEOUT_S = 30.0
 MAX_CONCURRENT_SEARCHES = 8
 READY_RECHECK_S = 5.0
-DEFAULT_LIMIT = 10
-MAX_TERMS = 64
-MAX_TERM_CHARS = 200
 
 
 class SearchTimedOut(Exception):
@@ -91,67 +89,23 @@ class FiltersMatchNothing(Exception):
 
 # --------------------------------------------------------------------------- input and output types
 def search_request_model(catalog: RepoCatalog) -> type[BaseModel]:
-    """The pydantic input type of ``/search``: what LangServe validates before the graph runs."""
+    """The pydantic input type of ``/search``: what LangServe validates before the graph runs.
 
-    class SearchRequest(BaseModel):
+    The search input's own model (:func:`graphs.search_input.request_model`: every field, its limits and
+    their messages) plus ``repo``, and the checks that need this server: the pattern compiles, the filters
+    read, the repository is served.
+    """
+
+    class SearchRequest(request_model()):  # type: ignore[misc]
         """One code search."""
 
-        model_config = ConfigDict(extra="forbid")
-
-        query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
-                           description="What to look for: a symbol, a phrase, a question or an issue report; "
-                                       "with mode literal or regex, the text or RE2 pattern to match line by line.")
-        mode: Literal["auto", "literal", "regex"] = Field(
-            "auto", description="auto: ranked search; literal / regex: every matching line with its enclosing "
-                                "definition, ranked (definitions before uses), with total_matches.")
-        paths: list[str] | None = Field(None, max_length=MAX_GLOBS, description=(
-            "Only files matching these gitignore-style globs (`src/**`, `*.go`)."))
-        languages: list[str] | None = Field(None, max_length=MAX_GLOBS, description=(
-            "Only files in these languages (python, javascript, typescript, go, rust, java, text)."))
-        limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_MATCH_LIMIT,
-                           description=f"How many results to return (at most {MAX_LIMIT} in auto mode, "
-                                       f"{MAX_MATCH_LIMIT} for literal and regex).")
-        focus: Literal["implementation", "tests", "all"] | None = Field(
-            None, description="Prefer implementation or test files (default: guessed from the query).")
-        intent: str | None = Field(None, max_length=4000, description="Background that steers an ambiguous query.")
-        rewrite: bool | None = Field(None, description="Force (true) or forbid (false) the LLM rewrite.")
-        rerank: bool | None = Field(None, description="Force (true) or forbid (false) the LLM rerank.")
-        keywords: list[str] | None = Field(None, max_length=MAX_TERMS,
-                                           description="Exact identifiers or terms to match lexically.")
-        concepts: list[str] | None = Field(None, max_length=MAX_TERMS,
-                                           description="Ideas to match semantically.")
-        passage: str | None = Field(None, max_length=MAX_QUERY_CHARS,
-                                    description="A hypothetical code passage to match semantically.")
         repo: str | None = Field(None, max_length=4096, description=(
             f"Repository to search: one of {', '.join(catalog.names)} (name or absolute path). "
             f"Default: {catalog.default.name}."))
 
-        @field_validator("query")
-        @classmethod
-        def _query_has_text(cls, value: str) -> str:
-            if not value.strip():
-                raise ValueError("query is empty")
-            return value
-
-        @field_validator("keywords", "concepts")
-        @classmethod
-        def _short_terms(cls, value: list[str] | None) -> list[str] | None:
-            if value and any(len(term) > MAX_TERM_CHARS for term in value):
-                raise ValueError(f"each term may have at most {MAX_TERM_CHARS} characters")
-            return value
-
-        @field_validator("paths", "languages")
-        @classmethod
-        def _short_filters(cls, value: list[str] | None) -> list[str] | None:
-            if value and any(len(item) > MAX_GLOB_CHARS for item in value):
-                raise ValueError(f"each filter may have at most {MAX_GLOB_CHARS} characters")
-            return value
-
         @model_validator(mode="after")
         def _pattern_and_filters(self) -> SearchRequest:
             # Checked here, before a stream starts: afterwards an error can no longer be a status code.
-            if self.mode == "auto" and self.limit > MAX_LIMIT:
-                raise ValueError(f"limit must be at most {MAX_LIMIT} in auto mode")
             try:
                 if self.mode != "auto":
                     compile_pattern(self.query, self.mode)

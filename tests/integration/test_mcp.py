@@ -21,6 +21,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from grepgraph.graphs.search_input import FIELDS, MAX_QUERY_CHARS  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
@@ -107,6 +108,7 @@ CALLS: dict[str, tuple[str, dict]] = {
     "unknown_language": ("search_code", {"query": "x", "languages": ["cobol"]}),
     "glob_matches_nothing": ("search_code", {"query": "x", "mode": "literal", "paths": ["nowhere/**"]}),
     "nul_literal": ("search_code", {"query": "a\x00b", "mode": "literal"}),
+    "over_long_query": ("search_code", {"query": "x" * (MAX_QUERY_CHARS + 1)}),
 }
 
 
@@ -161,6 +163,9 @@ def test_lists_six_described_tools_with_precise_schemas(stdio_session, repos):
     assert search["properties"]["limit"]["type"] == "integer"
     assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (1, 1000)
     assert search["properties"]["mode"]["enum"] == ["auto", "literal", "regex"]
+    for name in ("query", "intent", "focus", "limit", "rewrite", "rerank", "mode", "paths", "languages"):
+        assert search["properties"][name]["description"] == FIELDS[name].description  # the one definition's
+    assert "maxLength" not in search["properties"]["query"]  # checked by the tool, with the graph's message
     focus = next(option for option in search["properties"]["focus"]["anyOf"] if option.get("enum"))
     assert focus["enum"] == ["implementation", "tests", "all"]
     for name in ("lookup_symbol", "get_callers", "get_callees", "get_class_hierarchy"):
@@ -282,6 +287,9 @@ def test_empty_query_bad_arguments_and_empty_name_are_one_line_tool_errors(stdio
     assert "query is empty" in error(stdio_session["calls"]["empty_query"])
     assert "limit must be an integer from 1 to 100, got 0" in error(stdio_session["calls"]["bad_limit"])
     assert "name is empty" in error(stdio_session["calls"]["empty_name"])
+    # The graph's limit and words; the query is never cut to fit.
+    assert error(stdio_session["calls"]["over_long_query"]).endswith(
+        f"query is {MAX_QUERY_CHARS + 1:,} characters; the limit is {MAX_QUERY_CHARS:,}")
     # Arguments that fail the input schema: one line too, naming the argument and the value.
     assert "invalid argument limit: Input should be a valid integer" in error(
         stdio_session["calls"]["limit_not_a_number"])

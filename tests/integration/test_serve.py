@@ -15,6 +15,7 @@ import httpx
 import pytest
 import uvicorn
 from grepgraph.graphs.resources import forget_searchers
+from grepgraph.graphs.search_input import MAX_QUERY_CHARS
 from grepgraph.retrievers.store.index import CodeIndex
 from langserve import RemoteRunnable
 
@@ -335,7 +336,10 @@ def test_filters_apply_to_ordinary_search(served):
     ({"query": "store", "languages": ["cobol"]}, "unknown language 'cobol'"),
     ({"query": "store", "mode": "literal", "paths": ["nowhere/**"]}, 'no indexed file matches paths ["nowhere/**"]'),
     ({"query": "store", "mode": "grep"}, "mode"),
-    ({"query": "store", "limit": 500}, "at most 100 in auto mode"),
+    ({"query": "store", "limit": 500}, "limit must be an integer from 1 to 100, got 500"),
+    # The graph's limit and words, naming the field; never cut to fit.
+    ({"query": "x" * (MAX_QUERY_CHARS + 1)}, f"query: query is {MAX_QUERY_CHARS + 1:,} characters; the limit is "
+                                             f"{MAX_QUERY_CHARS:,}"),
 ])
 def test_bad_patterns_and_filters_are_a_422(served, payload, message):
     for endpoint, body in (("invoke", {"input": payload}), ("stream", {"input": payload})):

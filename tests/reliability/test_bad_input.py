@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 from grepgraph.graphs.code_search import graph
-from grepgraph.graphs.nodes import MAX_QUERY_CHARS, InvalidSearchInput
+from grepgraph.graphs.nodes import InvalidSearchInput
 from grepgraph.graphs.resources import forget_searchers
+from grepgraph.graphs.search_input import MAX_QUERY_CHARS
 from grepgraph.retrievers.core.errors import IndexError_
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
