@@ -73,8 +73,10 @@ class _Worker:
     def __init__(self) -> None:
         path = os.environ.get("PYTHONPATH", "")
         env = {**os.environ, "PYTHONPATH": _PACKAGE_ROOT + (os.pathsep + path if path else "")}
+        # cwd is the package root, already on its path: ``-c`` puts the cwd first on sys.path, and the
+        # repository's pickle.py or logging.py (indexed from its root) must not stand in for the standard library's.
         self.process = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=env)
+                                        stdout=subprocess.PIPE, env=env, cwd=_PACKAGE_ROOT)
         if self.process.stdin is None or self.process.stdout is None:  # never with PIPE; for the type checker
             raise RuntimeError("parse worker started without pipes")
         self.jobs: IO[bytes] = self.process.stdin
