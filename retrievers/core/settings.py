@@ -154,8 +154,10 @@ def read_config(path: Path) -> dict:
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid TOML ({error})") from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ValueError(f"{path}: not valid TOML (nested too deeply)") from None
     with _parsed_lock:
         _parsed[path] = (stamp, data)
     return data
@@ -170,6 +172,9 @@ def file_tables(data: dict, path: Path) -> dict[str, dict]:
     root = data.get(RUN_TABLE, data)
     if not isinstance(root, dict):
         raise ValueError(f"{path}: [{RUN_TABLE}] must be a table")
+    for name in (INDEX_TABLE, SERVICE_TABLE):
+        if not all(isinstance(where.get(name, {}), dict) for where in (data, root)):
+            raise ValueError(f"{path}: [{name}] must be a table")
     tables = {name: {**data.get(name, {}), **root.get(name, {})} for name in (INDEX_TABLE, SERVICE_TABLE)}
     tables[RUN_TABLE] = {key: value for key, value in root.items()
                          if key not in (RUN_TABLE, INDEX_TABLE, SERVICE_TABLE)}
