@@ -9,8 +9,8 @@ selective LLM rewrite and rerank), ``lookup_symbol``, ``get_callers``, ``get_cal
 with ``--repo``, named by the rules every surface shares (:mod:`graphs.catalog`). Anything a
 caller can fix (no index yet, an empty query, a bad limit, a repository that is not served)
 comes back as a tool error with one line saying what to do. Over HTTP, requests must name
-the server in ``Host`` and come from no browser page or a loopback one
-(:mod:`grepgraph.http_guard`).
+the server in ``Host`` and come from no browser page or a loopback one, and each is bounded in
+size and time (:mod:`grepgraph.http_guard`).
 
 An MCP client starts the server with little more than ``PATH`` and ``HOME``, so the
 repositories come from the command line, and the graph's settings from its defaults (or a
@@ -36,7 +36,7 @@ from grepgraph.graphs.context import resolve_context
 from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
 from grepgraph.graphs.resources import get_searcher
 from grepgraph.graphs.search_input import DEFAULT_LIMIT, with_search_parameters
-from grepgraph.http_guard import HostGuard, HostPolicy
+from grepgraph.http_guard import BodySizeLimit, HostGuard, HostPolicy, RequestDeadline, header_deadline_protocol
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
 from grepgraph.retrievers.core.errors import IndexError_
@@ -49,6 +49,9 @@ SERVER_NAME = "grepgraph"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 MAX_NAME_CHARS = 300
 DEFINITION_SNIPPET_LINES = 12
+# Over HTTP, a tool call answered later gets an error instead (serve's searches get 30 s; an agent's call may
+# wait for the LLM stages).
+HTTP_REQUEST_TIMEOUT_S = 60.0
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 # --------------------------------------------------------------------------- parameter types
@@ -425,10 +428,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve_http(server: MCPServer, host: str, port: int, policy: HostPolicy) -> None:
-    """Streamable HTTP behind the same ``Host`` / ``Origin`` guard as ``grepgraph serve``."""
+    """Streamable HTTP behind the same ``Host`` / ``Origin`` guard and request limits as ``grepgraph serve``."""
     import uvicorn
 
+    uvicorn.run(http_app(server, host, policy), host=host, port=port, log_level="warning",
+                http=header_deadline_protocol())
+
+
+def http_app(server: MCPServer, host: str, policy: HostPolicy, timeout_s: float = HTTP_REQUEST_TIMEOUT_S) -> Any:
+    """The streamable HTTP app, its requests' bodies bounded as serve's are, each answered within ``timeout_s``."""
     # The SDK's own check (any port, 421/403) is replaced by the shared one, which also pins the port.
     app = server.streamable_http_app(
         host=host, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    uvicorn.run(HostGuard(app, policy), host=host, port=port, log_level="warning")
+    return HostGuard(BodySizeLimit(RequestDeadline(app, timeout_s)), policy)

@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..core.sql import batched
 from ..source.globs import GlobError, GlobRules
 from ..source.languages import LANGUAGE_BY_EXTENSION
 from .limits import MAX_GLOB_CHARS, MAX_GLOBS
@@ -28,7 +29,6 @@ LANGUAGE_ALIASES = {
 }
 # Asking for a language includes its dialects.
 LANGUAGE_FAMILIES = {"typescript": ("typescript", "tsx")}
-SQL_BATCH = 500
 
 
 class ScopeError(ValueError):
@@ -130,9 +130,7 @@ class Scope:
 def chunk_ids_in(connection: sqlite3.Connection, paths: list[str]) -> np.ndarray:
     """Sorted ids of the chunks of ``paths``."""
     ids: list[int] = []
-    for start in range(0, len(paths), SQL_BATCH):
-        batch = paths[start : start + SQL_BATCH]
-        marks = ",".join("?" * len(batch))
+    for batch, marks in batched(paths):
         ids += [row[0] for row in connection.execute(f"SELECT id FROM chunks WHERE path IN ({marks})", batch)]  # noqa: S608
     return np.unique(np.asarray(ids, dtype=np.int64))
 
