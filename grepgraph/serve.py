@@ -36,7 +36,6 @@ a small, stateless HTTP endpoint or a ``RemoteRunnable`` in an LCEL chain.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 import time
@@ -55,7 +54,14 @@ from grepgraph.graphs.catalog import RepoCatalog, RepoNotServed, ServedRepo, ser
 from grepgraph.graphs.deadline import SearchDeadlineExceeded
 from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
 from grepgraph.graphs.search_input import DEFAULT_LIMIT, request_model
-from grepgraph.http_guard import HostGuard, HostPolicy, is_loopback
+from grepgraph.http_guard import (
+    MAX_BODY_BYTES,
+    BodySizeLimit,
+    HostGuard,
+    HostPolicy,
+    header_deadline_protocol,
+    is_loopback,
+)
 from grepgraph.retrievers.core.errors import IndexError_
 from grepgraph.retrievers.core.results import CodeResult, FileRank
 from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
@@ -64,12 +70,6 @@ from grepgraph.retrievers.query.scope import Scope, ScopeError
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
-MAX_BODY_BYTES = 1_000_000
-# uvicorn has no timeout for reading a request body: a client trickling one byte a second would
-# hold its connection and a handler for as long as it likes. The whole body must arrive in this time.
-BODY_TIMEOUT_S = 15.0
-# Nor for the request line and headers: a connection must have sent them within this time.
-HEADER_TIMEOUT_S = 10.0
 SEARCH_TIMEOUT_S = 30.0
 MAX_CONCURRENT_SEARCHES = 8
 READY_RECHECK_S = 5.0
@@ -214,76 +214,6 @@ def scope_problem(entry: ServedRepo, item: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- the app
-class BodySizeLimit:
-    """ASGI middleware: a 413 for bodies over ``max_bytes`` (declared or, if chunked, as read), a 408 for slow ones."""
-
-    def __init__(self, app: Any, max_bytes: int = MAX_BODY_BYTES, body_timeout_s: float = BODY_TIMEOUT_S) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.body_timeout_s = body_timeout_s
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        """Reject oversized or slow bodies; pass everything else through unchanged."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        if declared is not None:
-            try:
-                too_big = int(declared) > self.max_bytes
-            except ValueError:
-                await self._reject(send, 400, "invalid Content-Length header")
-                return
-            if too_big:
-                await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
-                return
-        if scope.get("method") not in ("POST", "PUT", "PATCH"):
-            await self.app(scope, receive, send)
-            return
-        # Read the body (at most max_bytes + 1, declared or chunked) within the time limit, then replay it.
-        try:
-            body = await asyncio.wait_for(self._read_body(receive), self.body_timeout_s)
-        except asyncio.TimeoutError:
-            await self._reject(send, 408, f"request body not received within {self.body_timeout_s:g}s")
-            return
-        if body is None:  # the client went away
-            return
-        if len(body) > self.max_bytes:
-            await self._reject(send, 413, f"request body is larger than {self.max_bytes:,} bytes")
-            return
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _read_body(self, receive: Any) -> bytes | None:
-        """The request body, cut just past ``max_bytes``; ``None`` if the client disconnected."""
-        chunks, size, more = [], 0, True
-        while more and size <= self.max_bytes:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            more = message.get("more_body", False)
-        return b"".join(chunks)
-
-    @staticmethod
-    async def _reject(send: Any, status: int, message: str) -> None:
-        body = json.dumps({"detail": message}).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": body})
-
-
 def _error(status: int, message: str, errors: list | None = None) -> JSONResponse:
     """``{"detail": "one readable line", "errors": [...]}`` with ``status``."""
     content: dict[str, Any] = {"detail": message}
@@ -450,46 +380,6 @@ def _version() -> str:
     from grepgraph.retrievers import __version__
 
     return __version__
-
-
-def header_deadline_protocol() -> type:
-    """The h11 protocol of uvicorn with a deadline for the request line and headers.
-
-    uvicorn waits forever for a client that never finishes its headers (its keep-alive timer
-    starts only after a response). This answers such a connection 408 and closes it.
-    """
-    import asyncio
-
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class HeaderDeadlineProtocol(H11Protocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._header_deadline: asyncio.TimerHandle | None = asyncio.get_running_loop().call_later(
-                HEADER_TIMEOUT_S, self._headers_too_slow)
-
-        def _headers_too_slow(self) -> None:
-            self._header_deadline = None
-            if self.cycle is None and not self.transport.is_closing():
-                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n"
-                                     b"connection: close\r\n\r\n")
-                self.transport.close()
-
-        def _cancel_deadline(self) -> None:
-            if self._header_deadline is not None:
-                self._header_deadline.cancel()
-                self._header_deadline = None
-
-        def handle_events(self) -> None:
-            super().handle_events()
-            if self.cycle is not None:  # a request's headers arrived
-                self._cancel_deadline()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._cancel_deadline()
-            super().connection_lost(exc)
-
-    return HeaderDeadlineProtocol
 
 
 def run(args: Any) -> int:

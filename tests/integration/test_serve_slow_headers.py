@@ -6,14 +6,13 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from grepgraph import serve
+from grepgraph.http_guard import header_deadline_protocol
 from tests.processes import free_port
 from tests.waiting import wait_until
 
 
 @pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setattr(serve, "HEADER_TIMEOUT_S", 1.0)
+def server():
     app = FastAPI()
 
     @app.get("/ok")
@@ -22,7 +21,7 @@ def server(monkeypatch):
 
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                            http=serve.header_deadline_protocol())
+                            http=header_deadline_protocol(1.0))
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()
