@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ..core.sql import batched
 from ..lexical.tokenize import MIN_COMPOUND_PART, compound_words, split_identifier, stem
-from ..query.mentions import PathNames
 from ..query.parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths
 from ..store.snapshot import IndexSnapshot
 from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS, SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
@@ -64,7 +63,7 @@ def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
     mentions = mentioned_paths(query)
     if not mentions:
         return {}
-    files = PathNames(snapshot.paths).files_mentioned(mentions)
+    files = snapshot.path_names().files_mentioned(mentions)
     if not files:
         return {}
     frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}

@@ -25,6 +25,7 @@ from ..codegraph.call_resolution import CallResolver
 from ..core.deadline import NO_DEADLINE, Deadline
 from ..core.errors import IndexError_, no_index_yet
 from ..lexical.bm25 import LexicalIndex, top_k
+from ..query.mentions import PathNames
 from ..query.scope import Scope, ScopeError, chunk_ids_in
 from ..source.languages import is_documentation, is_test_path
 from .generations import GenerationGone, GenerationLease
@@ -92,6 +93,7 @@ class IndexSnapshot:
         self._scopes: dict[Scope, tuple[list[str], np.ndarray]] = {}
         self._lexical: OrderedDict[tuple[str, ...], LexicalScores] = OrderedDict()
         self._kinds: dict[str, tuple[bool, bool]] | None = None
+        self._path_names: PathNames | None = None
         self._exceptions: dict[int, str] | None = None
         self.users = 0
         self.retired_at: float | None = None
@@ -174,6 +176,15 @@ class IndexSnapshot:
             with self._cache_lock:
                 kinds = self._kinds = self._kinds or kinds
         return kinds
+
+    def path_names(self) -> PathNames:
+        """The indexed paths by file name (which files a mentioned path names), built once."""
+        names = self._path_names
+        if names is None:
+            names = PathNames(self.paths)
+            with self._cache_lock:
+                names = self._path_names = self._path_names or names
+        return names
 
     def exception_types(self) -> dict[int, str]:
         """Chunk id -> symbol of every exception type (:func:`.hierarchy.exception_types`), computed once."""
