@@ -17,8 +17,8 @@ with vectors into a temporary folder (or read from ``--index-dir``, indexed ther
 yet), one ``Searcher`` answers ``--searches`` searches of distinct queries drawn from the index
 (documented definitions' first docstring lines and other definitions' names), first from one
 thread, then from ``--clients`` threads, in ``--rounds`` alternating rounds. The table gives each
-side's median searches per second and their ratio, and whether every answer equals the one-thread
-answer to the same query.
+side's median searches per second, their ratio, how many cores the process kept busy (other
+processes on the machine leave fewer), and whether every answer equals the one-thread answer.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import argparse
 import itertools
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -82,9 +83,17 @@ def throughput_queries(searcher: Searcher, count: int) -> list[str]:
     return list(queries)[:count]
 
 
+def cpu_seconds() -> float:
+    """CPU seconds this process has used (every thread, user and system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed_searches(searcher: Searcher, queries: list[str], clients: int,
-                   searches: int) -> tuple[float, dict[str, list[tuple[str, str]]]]:
-    """Searches per second of ``clients`` threads sharing ``searches`` searches, and each query's answer."""
+                   searches: int) -> tuple[float, float, dict[str, list[tuple[str, str]]]]:
+    """Searches per second of ``clients`` threads sharing ``searches`` searches, the cores they kept busy
+    (CPU seconds per second: below the machine's cores when other processes use them), and each query's answer.
+    """
     turns = itertools.count()
     answers: dict[str, list[tuple[str, str]]] = {}
     failures: list[BaseException] = []
@@ -99,7 +108,7 @@ def timed_searches(searcher: Searcher, queries: list[str], clients: int,
             failures.append(error)
 
     threads = [threading.Thread(target=client, name=f"client-{number}") for number in range(clients)]
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), cpu_seconds()
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -107,7 +116,7 @@ def timed_searches(searcher: Searcher, queries: list[str], clients: int,
     elapsed = time.perf_counter() - started
     if failures:
         raise failures[0]
-    return searches / elapsed, answers
+    return searches / elapsed, (cpu_seconds() - cpu_before) / elapsed, answers
 
 
 def measure_throughput(args: argparse.Namespace) -> dict:
@@ -123,15 +132,17 @@ def measure_throughput(args: argparse.Namespace) -> dict:
             chunks = searcher.chunk_count
             queries = throughput_queries(searcher, THROUGHPUT_QUERIES)
             log(f"{len(queries)} queries; warming up (every query once)")
-            _, alone = timed_searches(searcher, queries, 1, len(queries))
+            *_, alone = timed_searches(searcher, queries, 1, len(queries))
             rates: dict[int, list[float]] = {1: [], args.clients: []}
+            busy: dict[int, list[float]] = {1: [], args.clients: []}
             differ: set[str] = set()
             for number in range(args.rounds):
                 for clients in rates:
-                    rate, answers = timed_searches(searcher, queries, clients, args.searches)
+                    rate, cores, answers = timed_searches(searcher, queries, clients, args.searches)
                     rates[clients].append(rate)
+                    busy[clients].append(cores)
                     differ |= {query for query, answer in answers.items() if answer != alone[query]}
-                    log(f"round {number + 1}: {clients} client(s) {rate:.1f} searches/s")
+                    log(f"round {number + 1}: {clients} client(s) {rate:.1f} searches/s, {cores:.2f} cores busy")
         finally:
             searcher.close()
     medians = {clients: statistics.median(values) for clients, values in rates.items()}
@@ -139,6 +150,7 @@ def measure_throughput(args: argparse.Namespace) -> dict:
             "queries": len(queries), "searches": args.searches, "rounds": args.rounds,
             "searches_per_s": {str(clients): [round(rate, 1) for rate in values] for clients, values in rates.items()},
             "median_searches_per_s": {str(clients): round(rate, 1) for clients, rate in medians.items()},
+            "median_cores_busy": {str(clients): round(statistics.median(cores), 2) for clients, cores in busy.items()},
             "ratio": round(medians[args.clients] / medians[1], 2), "answers_differ": sorted(differ)}
 
 
@@ -146,11 +158,13 @@ def throughput_table(report: dict) -> str:
     """The throughput report as a Markdown table."""
     lines = [f"{report['queries']} distinct queries, {report['searches']} searches per measurement, "
              f"{report['rounds']} rounds, {report['cores']} cores ({report['repo']}, {report['chunks']} chunks)", "",
-             "| clients | searches/s (median) | rounds | vs 1 client |", "|---|---|---|---|"]
+             "| clients | searches/s (median) | rounds | vs 1 client | cores busy (median) | searches per CPU-s |",
+             "|---|---|---|---|---|---|"]
     one = report["median_searches_per_s"]["1"]
     for clients, median in report["median_searches_per_s"].items():
         rounds = ", ".join(f"{rate:g}" for rate in report["searches_per_s"][clients])
-        lines.append(f"| {clients} | {median:g} | {rounds} | {median / one:.2f}x |")
+        cores = report["median_cores_busy"][clients]
+        lines.append(f"| {clients} | {median:g} | {rounds} | {median / one:.2f}x | {cores:g} | {median / cores:.1f} |")
     differ = report["answers_differ"]
     lines += ["", f"answers equal to one client's: {'yes' if not differ else f'no, for {differ}'}"]
     return "\n".join(lines)
