@@ -21,7 +21,7 @@ from typing import Any
 
 from ..core.deadline import NO_DEADLINE, Deadline
 
-# Idle connections kept beyond the first one: enough for a server's searches side by side, the rest are closed.
+# Idle connections kept (the first one always): enough for a server's searches side by side; others are closed.
 IDLE_KEPT = 4
 
 
@@ -69,8 +69,7 @@ class GenerationReaders:
 
     def current(self) -> Reader | None:
         """The reader this thread borrowed (``None``: none)."""
-        held = getattr(self._local, "held", None)
-        return held[0] if held else None
+        return getattr(self._local, "held", None)
 
     @contextmanager
     def borrow(self, deadline: Deadline = NO_DEADLINE) -> Iterator[Reader]:
@@ -79,16 +78,12 @@ class GenerationReaders:
         Raises:
             SearchDeadlineExceeded: ``deadline`` passed while every connection was in use.
         """
-        held = getattr(self._local, "held", None)
-        if held:
-            held[1] += 1
-            try:
-                yield held[0]
-            finally:
-                held[1] -= 1
+        held = self.current()
+        if held is not None:
+            yield held
             return
         reader = self._take(deadline)
-        self._local.held = [reader, 1]
+        self._local.held = reader
         try:
             yield reader
         finally:
