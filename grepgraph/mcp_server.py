@@ -39,6 +39,7 @@ from grepgraph.graphs.search_input import DEFAULT_LIMIT, with_search_parameters
 from grepgraph.http_guard import BodySizeLimit, HostGuard, HostPolicy, RequestDeadline, header_deadline_protocol
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
+from grepgraph.retrievers.core.deadline import SearchDeadlineExceeded
 from grepgraph.retrievers.core.errors import IndexError_
 from grepgraph.retrievers.core.memory import limit_malloc_arenas
 from grepgraph.retrievers.core.results import CodeResult, FileRank
@@ -50,8 +51,9 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 MAX_NAME_CHARS = 300
 DEFINITION_SNIPPET_LINES = 12
 # Over HTTP, a tool call answered later gets an error instead (serve's searches get 30 s; an agent's call may
-# wait for the LLM stages).
+# wait for the LLM stages). The search itself stops a little earlier, so its error is the answer.
 HTTP_REQUEST_TIMEOUT_S = 60.0
+SEARCH_MARGIN_S = 5.0
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 # --------------------------------------------------------------------------- parameter types
@@ -240,8 +242,11 @@ def _target(catalog: RepoCatalog, repo: str | None) -> ServedRepo:
         raise ToolError(str(error)) from None
 
 
-def create_server(repos: list[str]) -> MCPServer:
-    """An MCP server whose tools search ``repos`` (paths; default: the deployment's repository or the cwd)."""
+def create_server(repos: list[str], run_timeout_s: float = 0.0) -> MCPServer:
+    """An MCP server whose tools search ``repos`` (paths; default: the deployment's repository or the cwd).
+
+    ``run_timeout_s``: a search stops after this long (or the configured ``run_timeout_s`` if shorter); 0: no bound.
+    """
     catalog = server_catalog(repos)
     repos_note = f"Served repositories: {catalog.listing()}. `repo` defaults to {catalog.default.name}."
     server = _OneLineErrorServer(
@@ -283,9 +288,13 @@ def create_server(repos: list[str]) -> MCPServer:
         except InvalidSearchInput as error:
             raise ToolError(str(error)) from None
         _searcher(target)  # a missing index is reported before the graph runs
+        context: dict[str, Any] = {"repo": str(target.path), "index_dir": str(target.index_dir)}
+        if run_timeout_s > 0:
+            configured = resolve_context(context).run_timeout_s
+            context["run_timeout_s"] = min(configured, run_timeout_s) if configured > 0 else run_timeout_s
         try:
-            out = graph.invoke(request, context={"repo": str(target.path), "index_dir": str(target.index_dir)})
-        except InvalidSearchInput as error:
+            out = graph.invoke(request, context=context)
+        except (InvalidSearchInput, SearchDeadlineExceeded) as error:
             raise ToolError(str(error)) from None
         except IndexError_ as error:
             raise ToolError(str(error)) from None
@@ -418,7 +427,7 @@ def run(args: argparse.Namespace) -> int:
     if http_only and not http:
         raise ValueError(f"--{http_only[0].replace('_', '-')} applies to --http only")
     limit_malloc_arenas()
-    server = create_server(args.repo or [])
+    server = create_server(args.repo or [], HTTP_REQUEST_TIMEOUT_S - SEARCH_MARGIN_S if http else 0.0)
     if http:
         serve_http(server, host, args.port, HostPolicy.allowing(getattr(args, "allow_host", None) or (),
                                                                 getattr(args, "allow_origin", None) or ()))

@@ -92,3 +92,21 @@ def test_a_body_over_the_limit_and_headers_never_finished_are_refused():
             connection.settimeout(60)
             answer = connection.recv(1024)  # the server's 408, well before this timeout
         assert answer.startswith(b"HTTP/1.1 408"), answer
+
+
+def test_a_search_past_the_servers_run_timeout_is_a_tool_error(tmp_path_factory):
+    from grepgraph.retrievers.store.index import CodeIndex
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from grepgraph.mcp_server import create_server
+    from tests.conftest import isolated_settings
+
+    repo = tmp_path_factory.mktemp("repo")
+    (repo / "main.py").write_text("def main():\n    return 0\n")
+    with isolated_settings(tmp_path_factory):
+        CodeIndex(repo).update(embed=False)
+        server = create_server([str(repo)], run_timeout_s=1e-6)  # past before the first node runs
+        with pytest.raises(ToolError, match="deadline"):
+            asyncio.run(server.call_tool("search_code", {"query": "main", "rerank": False, "rewrite": False}))
+        answer = asyncio.run(create_server([str(repo)]).call_tool("search_code", {"query": "main"}))
+        assert "main.py" in str(answer)
