@@ -230,7 +230,7 @@ def request_model() -> type[Any]:
         return self
 
     limited = [spec.name for spec in SEARCH_FIELDS if spec.max_chars or spec.max_items]
-    return create_model(
+    return create_model(  # type: ignore[call-overload]  # field definitions built from SEARCH_FIELDS
         "SearchInputModel", __config__=ConfigDict(extra="forbid"), __doc__="One code search.",
         __validators__={"within_limits": field_validator(*limited, mode="before")(within_limits),
                         "query_has_text": field_validator("query")(query_has_text),

@@ -126,15 +126,17 @@ def find_printers(store: TextStore, runs: list[str], messages: list[str], paths:
                 printers.chars[chunk_id] = printers.chars.get(chunk_id, 0) + len(fragment)
             shown = [message for message in messages if fragment in message]
             for path, data, line, line_start, line_end, start, _ in matches:
-                chunk_id = held.get((path, line))
-                if chunk_id is None:
+                holder = held.get((path, line))
+                if holder is None:
                     continue
                 if (path, line) not in templates:
                     templates[(path, line)] = template_at(data, line_start, line_end, start)
                 template = templates[(path, line)]
-                for message in shown if template is not None else []:
+                if template is None:
+                    continue
+                for message in shown:
                     fit = template_fit(template, message)
-                    printers.fits[chunk_id] = max(printers.fits.get(chunk_id, 0.0), fit)
+                    printers.fits[holder] = max(printers.fits.get(holder, 0.0), fit)
             break
     return printers
 

@@ -84,7 +84,7 @@ class GlobRules:
             if not strict and line.removeprefix("!").rstrip(" ") == "/":
                 continue  # git matches nothing with a lone "/" ("!/" too); pathspec's rule would match everything
             try:
-                expression, include = GITIGNORE_RULE.pattern_to_regex(line)
+                expression, include = GITIGNORE_RULE.pattern_to_regex(line)  # type: ignore[attr-defined]
             except (ValueError, TypeError) as error:
                 if strict:
                     raise GlobError(f"{line[:80]!r}: {error}") from None
