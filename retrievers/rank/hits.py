@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ..core.model import TYPE_KINDS
 from ..core.sql import batched
+from .learned import PoolRow, owner_of
 from .ranking import MAX_LIFT_MEMBERS, MEMBER_EVIDENCE, Hit
 
 Hydrate = Callable[[list[tuple[int, float]]], list[Hit]]
@@ -71,3 +72,26 @@ def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
     """How many definitions a type holds directly."""
     return connection.execute(
         "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
+
+
+def pool_rows(connection: sqlite3.Connection, ids: set[int] | list[int]) -> dict[int, PoolRow]:
+    """Path, symbol and kind of each pooled chunk: what the learned blend's features read (no texts)."""
+    return {row[0]: PoolRow(row[1], row[2], row[3]) for batch, marks in batched(sorted(ids)) for row in
+            connection.execute(f"SELECT id, path, symbol, kind FROM chunks WHERE id IN ({marks})", batch)}  # noqa: S608
+
+
+def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dict[int, PoolRow]:
+    """The types the pooled methods belong to and the pool lacks, so a type can rank by its members' evidence."""
+    present = {(row.path, row.symbol) for row in rows.values()}
+    owners = {owner for row in rows.values() if (owner := owner_of(row)) is not None} - present
+    if not owners:
+        return {}
+    kinds = ",".join("?" * len(TYPE_KINDS))
+    found = {}
+    for batch, marks in batched(sorted({path for path, _ in owners})):
+        for chunk_id, path, symbol, kind in connection.execute(
+                f"SELECT id, path, symbol, kind FROM chunks WHERE path IN ({marks}) AND kind IN ({kinds})",  # noqa: S608
+                (*batch, *TYPE_KINDS)):
+            if (path, symbol) in owners:
+                found[chunk_id] = PoolRow(path, symbol, kind)
+    return found

@@ -25,9 +25,9 @@ from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
 from ..query.limits import check_query_length
-from ..query.parsing import name_evidence, plain_text, without_environment_listing
+from ..query.parsing import name_evidence, plain_text, reads_as_prose, without_environment_listing
 from ..query.scope import Scope, ScopeError, dense_depth, within
-from ..query.shape import described_kind, describes_exception, head_phrase
+from ..query.shape import described_kind, describes_exception, head_phrase, is_question
 from ..source.languages import is_documentation
 from ..store.hierarchy import subclasses_named_by
 from ..store.index import CodeIndex
@@ -37,7 +37,8 @@ from ..store.textstore import TextStore
 from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
 from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
-from .hits import hydrate, lift_types_by_members
+from .hits import hydrate, lift_types_by_members, owner_types, pool_rows
+from .learned import EVIDENCE, LinearModel, PoolRow, QueryShape, candidate_columns, load_blend
 from .messages import invocation_evidence, template_evidence
 from .ranking import (
     DENSE_CANDIDATES,
@@ -69,6 +70,9 @@ STALE_VECTORS = ("the vector store was older than the index (vectors stored by a
                  "loaded): candidates outside the vector top-k got the neutral cosine until the next refresh")
 
 
+DEFAULT_BLEND = "hand"
+
+
 @dataclass
 class LexicalSignal:
     """What the rerank/rewrite heuristics need from BM25 (the raw top score and its gap), and why vectors were not used.
@@ -86,6 +90,27 @@ class LexicalSignal:
     vectors_note: str = ""
     generation: str = ""
     fallbacks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Gathered:
+    """What one query found in one snapshot before ranking: the pool and every evidence on it.
+
+    ``rows`` (path, symbol, kind of every pooled chunk) is read for the learned blend only; ``weights`` and
+    ``exact_weight`` are the hand-set blend's for this query.
+    """
+
+    components: dict[str, dict[int, float]]
+    pool: set[int]
+    rows: dict[int, PoolRow]
+    pasted: dict[int, float]
+    exceptions: dict[int, str]
+    subclasses: set[str]
+    shape: QueryShape
+    weights: dict[str, float]
+    exact_weight: float
+    cosines: bool
+    signal: LexicalSignal
 
 
 class Searcher:
@@ -240,7 +265,7 @@ class Searcher:
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
                scope: Scope | None = None, exact: bool = True, generation: str | None = None,
                focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None,
-               deadline: Deadline = NO_DEADLINE) -> tuple[list[Hit], LexicalSignal]:
+               deadline: Deadline = NO_DEADLINE, blend: str = DEFAULT_BLEND) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -251,7 +276,8 @@ class Searcher:
             dense_text: Text to embed instead of the query (e.g. a hypothetical passage).
             focus: ``implementation`` demotes test files, ``tests`` demotes the rest, ``all`` neither.
             candidates: Size of each candidate list before blending.
-            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``, ``name``).
+            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``, ``name``):
+                the hand-set blend with these weights ranks.
             fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
                 same lists; kept to measure against).
             dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
@@ -268,6 +294,8 @@ class Searcher:
                 this search's top results for that limit.
             deadline: When the caller stops waiting: checked between the stages (lexical, dense, evidence,
                 exact cosines, lifts), so a search nobody waits for any more stops and lets go of its snapshot.
+            blend: ``learned`` (the fitted weights of :mod:`retrievers.rank.learned`, when shipped) or ``hand``
+                (the hand-set weights, kind priors and type lifts of :mod:`retrievers.rank.ranking`).
 
         Returns:
             The hits, best first, and the BM25 signal of the query (with the generation searched).
@@ -277,113 +305,182 @@ class Searcher:
         """
         check_query_length(query)
         query = without_environment_listing(query)
+        learned = load_blend() if blend == "learned" and weights is None and fusion == "blend" else None
         deadline.check("the lexical stage")
         with self._snapshots.hold(generation, deadline) as snapshot:
-            paths, allowed = snapshot.scope_filter(scope)
-            tokens = tokenize_query(query + " " + " ".join(keywords or []))
-            long_query = len(query.split()) > LONG_QUERY_WORDS
-            bm25 = snapshot.lexical(repeated_by_frequency(tokens, query, LONG_QUERY_TERM_REPEAT_CAP)
-                                    if long_query else tokens)
-            lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
-            if weights is not None and not any(weights.get(view) for view in ("card", "code")):
-                dense = False
-            exact_weight = 0.0
-            if weights is None and exact:
-                pasted_block = long_query and is_code_block(query)
-                exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
-            dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
-            wants_vectors = dense
-            dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
-            deadline.check("the dense stage")
-            cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
-                                     else ({}, None))
-            deadline.check("the evidence stage")
-            symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
-            described = described_kind(query) if kind_priors else None
-            exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
-            if exceptions and allowed is not None:
-                kept = set(allowed.tolist())
-                exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}
-            mentions = mention_matches(snapshot, query)
-            store = TextStore(snapshot.connection, snapshot.text_cache)
-            pasted = exact_chunk_evidence(store, query, paths) if exact_weight else {}
-            if allowed is not None:
-                cosines, symbols, mentions = (
-                    {view: within(scores, allowed) for view, scores in cosines.items()},
-                    within(symbols, allowed), within(mentions, allowed))
-            pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
-            if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
-                pool |= set(exceptions)
-            if weights is None:
-                weights = blend_weights(query, long_query, described)
-            calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
-            printed = template_evidence(store, query, paths) if weights.get("message") else {}
-            invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
-            if allowed is not None:
-                calls = within(calls, allowed)
-            pool |= set(calls) | set(printed) | set(invoked)
-            if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
-                pool |= {int(c) for c in allowed}
-            deadline.check("the exact cosines")
-            if cosines and query_vector is not None:
-                try:
-                    if self._fill_dense(snapshot, cosines, query_vector, pool):
-                        signal.fallbacks.append(STALE_VECTORS)
-                except vector_backend_errors() as error:
-                    self._vectors_failed(error)
-                    cosines = {}
-            vectors_error = self._breaker.note
-            if wants_vectors and vectors_error:
-                signal.vectors_note = vectors_error
-            elif wants_vectors and not cosines and dense_input.strip():
-                log.debug("%s (index of %s)", NO_VECTORS_YET, self.index.repo)
-                signal.fallbacks.append(NO_VECTORS_YET)
-            missing_lexical = [c for c in pool if c not in lexical]
-            lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
-            components: dict[str, dict[int, float]] = {
-                "exact": pasted,
-                "bm25": max_normalise(lexical_all),
-                "name": name_coverage(snapshot, name_evidence(query, tokens), pool),
-                "symbol": symbols,
-                "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
-                "calls": calls,
-                "message": printed,
-                "invoked": invoked,
-                **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
-            }
-            if not cosines:
-                # No vectors yet (first index still embedding): lexical evidence carries the ranking.
-                weights = {**weights, "bm25": 1.0}
-            if fusion == "rrf":
-                ranked_lists: list[list[int]] = [sorted(values, key=values.__getitem__, reverse=True)
-                                                 for name, values in components.items()
-                                                 if weights.get(name) and values]
-                list_weights = [weights[name] for name, values in components.items() if weights.get(name) and values]
-                blended = reciprocal_rank_fusion(ranked_lists, list_weights)
-            else:
-                blended = weighted_blend(components, weights)
-            # Demotions and the type lifts below can raise a hit from deeper down.
+            found = self._gather(snapshot, query, keywords=keywords, dense_text=dense_text, candidates=candidates,
+                                 weights=weights, dense=dense, kind_priors=kind_priors, scope=scope, exact=exact,
+                                 learned=learned is not None, deadline=deadline)
             cut = depth or candidate_depth(limit)
-            top = blended[:cut]
-            listed = {chunk_id for chunk_id, _ in top}
-            top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
-            top += [(chunk_id, score) for chunk_id, score in blended[cut:] if chunk_id in exceptions]
-            deadline.check("the type lifts")
-            hits = hydrate(snapshot.connection, top, components)
-            wants_type = described == "type"
-            head = head_phrase(query) if kind_priors else []
-            # "Checker which ...": opening with the name of a base class describes a kind of it.
-            subclasses = subclasses_named_by(snapshot.connection, head if wants_type else head[:1])
-            wants_type = wants_type or bool(subclasses)
-            if wants_type:
-                hits = lift_types_by_members(snapshot.connection, hits,
-                                             lambda ranked: hydrate(snapshot.connection, ranked, components))
+            if learned is not None:
+                hits = self._learned_hits(snapshot, found, learned.model(bool(found.cosines)), cut, kind_priors)
+            else:
+                hits = self._hand_hits(snapshot, found, fusion, cut, deadline)
         for hit in hits:
-            apply_kind_priors(hit, described, wants_type, subclasses, exceptions)
-            # Added after the type lifts, so a class never inherits its member's pasted line.
-            hit.score += exact_weight * pasted.get(hit.chunk_id, 0.0)
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
-        return collapse_duplicates(hits)[:limit], signal
+        return collapse_duplicates(hits)[:limit], found.signal
+
+    def candidate_table(self, query: str, *, candidates: int = LEXICAL_CANDIDATES,
+                        dense: bool = True) -> tuple[list[Hit], dict[str, np.ndarray]]:
+        """Every pooled candidate of a query with the learned blend's columns (for fitting it; ``hits[i]`` is row i)."""
+        check_query_length(query)
+        query = without_environment_listing(query)
+        with self._snapshots.hold() as snapshot:
+            found = self._gather(snapshot, query, keywords=None, dense_text=None, candidates=candidates,
+                                 weights=None, dense=dense, kind_priors=True, scope=None, exact=True, learned=True,
+                                 deadline=NO_DEADLINE)
+            ids, columns = self._learned_columns(found, kind_priors=True)
+            hits = hydrate(snapshot.connection, [(chunk_id, 0.0) for chunk_id in ids], found.components)
+        kept = np.isin(np.array(ids, dtype=np.int64), [hit.chunk_id for hit in hits])
+        return hits, {name: values[kept] for name, values in columns.items()}
+
+    def _gather(self, snapshot: IndexSnapshot, query: str, *, keywords: list[str] | None, dense_text: str | None,
+                candidates: int, weights: dict[str, float] | None, dense: bool, kind_priors: bool,
+                scope: Scope | None, exact: bool, learned: bool, deadline: Deadline) -> Gathered:
+        """The candidate pool of a query and every evidence on it (the learned blend gets all of it)."""
+        paths, allowed = snapshot.scope_filter(scope)
+        tokens = tokenize_query(query + " " + " ".join(keywords or []))
+        long_query = len(query.split()) > LONG_QUERY_WORDS
+        bm25 = snapshot.lexical(repeated_by_frequency(tokens, query, LONG_QUERY_TERM_REPEAT_CAP)
+                                if long_query else tokens)
+        lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
+        if weights is not None and not any(weights.get(view) for view in ("card", "code")):
+            dense = False
+        pasted_block = long_query and is_code_block(query)
+        exact_weight = 0.0
+        if weights is None and exact:
+            exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
+        dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
+        wants_vectors = dense
+        dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
+        deadline.check("the dense stage")
+        cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
+                                 else ({}, None))
+        deadline.check("the evidence stage")
+        symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
+        described = described_kind(query) if kind_priors else None
+        exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
+        if exceptions and allowed is not None:
+            kept = set(allowed.tolist())
+            exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}
+        head = head_phrase(query) if kind_priors else []
+        # "Checker which ...": opening with the name of a base class describes a kind of it.
+        subclasses = subclasses_named_by(snapshot.connection, head if described == "type" else head[:1])
+        mentions = mention_matches(snapshot, query)
+        store = TextStore(snapshot.connection, snapshot.text_cache)
+        pasted = exact_chunk_evidence(store, query, paths) if exact_weight or (learned and exact) else {}
+        if allowed is not None:
+            cosines, symbols, mentions = (
+                {view: within(scores, allowed) for view, scores in cosines.items()},
+                within(symbols, allowed), within(mentions, allowed))
+        pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
+        if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
+            pool |= set(exceptions)
+        if learned:
+            weights = dict.fromkeys(EVIDENCE, 1.0)  # the model weighs every evidence: gather all of it
+        elif weights is None:
+            weights = blend_weights(query, long_query, described)
+        calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
+        printed = template_evidence(store, query, paths) if weights.get("message") else {}
+        invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
+        if allowed is not None:
+            calls = within(calls, allowed)
+        pool |= set(calls) | set(printed) | set(invoked)
+        if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
+            pool |= {int(c) for c in allowed}
+        rows: dict[int, PoolRow] = {}
+        if learned:
+            pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
+            rows = pool_rows(snapshot.connection, pool)
+            owners = owner_types(snapshot.connection, rows)
+            if allowed is not None:
+                kept = within(dict.fromkeys(owners, 0.0), allowed)
+                owners = {c: row for c, row in owners.items() if c in kept}
+            rows.update(owners)
+            pool |= set(owners)
+        deadline.check("the exact cosines")
+        if cosines and query_vector is not None:
+            try:
+                if self._fill_dense(snapshot, cosines, query_vector, pool):
+                    signal.fallbacks.append(STALE_VECTORS)
+            except vector_backend_errors() as error:
+                self._vectors_failed(error)
+                cosines = {}
+        vectors_error = self._breaker.note
+        if wants_vectors and vectors_error:
+            signal.vectors_note = vectors_error
+        elif wants_vectors and not cosines and dense_input.strip():
+            log.debug("%s (index of %s)", NO_VECTORS_YET, self.index.repo)
+            signal.fallbacks.append(NO_VECTORS_YET)
+        missing_lexical = [c for c in pool if c not in lexical]
+        lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
+        components: dict[str, dict[int, float]] = {
+            "exact": pasted,
+            "bm25": max_normalise(lexical_all),
+            "name": name_coverage(snapshot, name_evidence(query, tokens), pool),
+            "symbol": symbols,
+            "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
+            "calls": calls,
+            "message": printed,
+            "invoked": invoked,
+            **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
+        }
+        if not cosines:
+            # No vectors yet (first index still embedding): lexical evidence carries the ranking.
+            weights = {**weights, "bm25": 1.0}
+        shape = QueryShape(long=long_query, statement=reads_as_prose(query) and not is_question(query),
+                           question=is_question(query), described=described,
+                           wants_type=described == "type" or bool(subclasses),
+                           describes_exception=bool(exceptions), pasted_block=pasted_block)
+        return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, weights, exact_weight,
+                        bool(cosines), signal)
+
+    @staticmethod
+    def _learned_columns(found: Gathered, kind_priors: bool) -> tuple[list[int], dict[str, np.ndarray]]:
+        """The pool in a fixed order and the learned blend's columns for it."""
+        ids = sorted(found.pool)
+        return ids, candidate_columns(ids, found.rows, found.components, found.shape, found.exceptions,
+                                      found.subclasses if kind_priors else set())
+
+    def _learned_hits(self, snapshot: IndexSnapshot, found: Gathered, model: LinearModel, cut: int,
+                      kind_priors: bool) -> list[Hit]:
+        """The pool scored by a fitted model (``exp`` of its linear score, the best 1.0), the best ``cut`` hydrated."""
+        ids, columns = self._learned_columns(found, kind_priors)
+        if not ids:
+            return []
+        scores = model.score(columns)
+        scores = np.exp(scores - scores.max())
+        order = np.argsort(-scores, kind="stable")[:cut]
+        return hydrate(snapshot.connection, [(ids[i], float(scores[i])) for i in order], found.components)
+
+    def _hand_hits(self, snapshot: IndexSnapshot, found: Gathered, fusion: str, cut: int,
+                   deadline: Deadline) -> list[Hit]:
+        """The pool ranked by the hand-set blend, kind priors and type lifts of :mod:`retrievers.rank.ranking`."""
+        components, weights, pasted, exceptions = found.components, found.weights, found.pasted, found.exceptions
+        if fusion == "rrf":
+            ranked_lists: list[list[int]] = [sorted(values, key=values.__getitem__, reverse=True)
+                                             for name, values in components.items()
+                                             if weights.get(name) and values]
+            list_weights = [weights[name] for name, values in components.items() if weights.get(name) and values]
+            blended = reciprocal_rank_fusion(ranked_lists, list_weights)
+        else:
+            blended = weighted_blend(components, weights)
+        # Demotions and the type lifts below can raise a hit from deeper down.
+        top = blended[:cut]
+        listed = {chunk_id for chunk_id, _ in top}
+        top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
+        top += [(chunk_id, score) for chunk_id, score in blended[cut:] if chunk_id in exceptions]
+        deadline.check("the type lifts")
+        hits = hydrate(snapshot.connection, top, components)
+        wants_type = found.shape.wants_type
+        if wants_type:
+            hits = lift_types_by_members(snapshot.connection, hits,
+                                         lambda ranked: hydrate(snapshot.connection, ranked, components))
+        for hit in hits:
+            apply_kind_priors(hit, found.shape.described, wants_type, found.subclasses, exceptions)
+            # Added after the type lifts, so a class never inherits its member's pasted line.
+            hit.score += found.exact_weight * pasted.get(hit.chunk_id, 0.0)
+        return hits
 
     # ----------------------------------------------------------------- filters, literal and regex search
     def scope_filter(self, scope: Scope | None) -> tuple[list[str] | None, np.ndarray | None]:

@@ -1,0 +1,188 @@
+"""A learned blend: one linear score over a candidate's evidence, its kind and the query's shape.
+
+The hand-set blend (:mod:`retrievers.rank.ranking`) adds weighted evidence, then multiplies by kind priors and
+type lifts, each a constant someone chose. Here every candidate of the pool gets a row of named columns (the
+evidence of :class:`retrievers.rank.search.Searcher`, what kind of definition it is, its members' evidence, and
+the query's shape as 0/1 flags); a model names its features as columns or products of columns (``long*bm25``)
+and scores ``exp(weights . features)``, so the focus rule still multiplies the score as it does everywhere.
+The weights are fitted on queries mined from packages outside the rulers (``training/fit_blend.py``) and kept
+with the command and data manifest that produced them in ``learned_blend.json`` next to this module.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..core.model import TYPE_KINDS
+
+BLEND_FILE = Path(__file__).with_name("learned_blend.json")
+# Evidence the Searcher gathers, by component name (absent means 0).
+EVIDENCE = ("card", "code", "bm25", "name", "symbol", "mention", "calls", "message", "invoked", "exact")
+# The evidence a type is also described by: the best value among its methods in the pool.
+MEMBER_EVIDENCE = ("card", "code", "bm25", "name")
+CANDIDATE_COLUMNS = (
+    *EVIDENCE,
+    "symbol_exact",  # the query spells out the qualified name (not only a prefix of it)
+    "mention_frame",  # a traceback frame of the query names this definition
+    "exact_verbatim",  # pasted text found as written (not with other spacing, not through a template)
+    "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
+    *(f"member_{name}" for name in MEMBER_EVIDENCE),
+    "exception_type",  # an exception type of the repository, for a query worded like one's description
+    "subclass",  # a subclass of the base class a description opens with
+)
+QUERY_FLAGS = ("long", "short", "statement", "question", "described_type", "described_callable", "wants_type",
+               "describes_exception", "pasted_block")
+COLUMNS = (*CANDIDATE_COLUMNS, *QUERY_FLAGS, "one")
+CALLABLE_KINDS = frozenset({"function", "method"})
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What the query's wording says, as the learned features read it (each becomes a 0/1 column)."""
+
+    long: bool
+    statement: bool
+    question: bool
+    described: str | None
+    wants_type: bool
+    describes_exception: bool
+    pasted_block: bool
+
+    def flags(self) -> dict[str, float]:
+        """The 0/1 value of every query flag column."""
+        return {"long": float(self.long), "short": float(not self.long), "statement": float(self.statement),
+                "question": float(self.question), "described_type": float(self.described == "type"),
+                "described_callable": float(self.described == "callable"), "wants_type": float(self.wants_type),
+                "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block)}
+
+
+@dataclass(frozen=True)
+class PoolRow:
+    """The columns of one pooled chunk the features read (see :func:`retrievers.rank.hits.pool_rows`)."""
+
+    path: str
+    symbol: str
+    kind: str
+
+
+def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict[str, dict[int, float]],
+                      shape: QueryShape, exceptions: dict[int, str] | set[int],
+                      subclasses: set[str]) -> dict[str, np.ndarray]:
+    """Every column of :data:`COLUMNS` for the candidates ``ids`` (in that order), as float arrays."""
+    size = len(ids)
+
+    def evidence(name: str) -> np.ndarray:
+        values = components.get(name, {})
+        return np.fromiter((values.get(chunk_id, 0.0) for chunk_id in ids), dtype=np.float64, count=size)
+
+    columns = {name: evidence(name) for name in EVIDENCE}
+    columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
+    columns["mention_frame"] = (columns["mention"] >= 1.0).astype(np.float64)
+    columns["exact_verbatim"] = (columns["exact"] >= 1.0).astype(np.float64)
+    kinds = [rows[chunk_id].kind if chunk_id in rows else "" for chunk_id in ids]
+    columns["kind_type"] = np.array([kind in TYPE_KINDS for kind in kinds], dtype=np.float64)
+    columns["kind_callable"] = np.array([kind in CALLABLE_KINDS for kind in kinds], dtype=np.float64)
+    columns["kind_impl"] = np.array([kind == "impl" for kind in kinds], dtype=np.float64)
+    columns["kind_module"] = np.array([kind == "module" for kind in kinds], dtype=np.float64)
+    columns["kind_text"] = np.array([kind == "text" for kind in kinds], dtype=np.float64)
+    columns.update(member_columns(ids, rows, columns))
+    columns["exception_type"] = np.array([chunk_id in exceptions for chunk_id in ids], dtype=np.float64)
+    columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
+                                    and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
+    for name, value in shape.flags().items():
+        columns[name] = np.full(size, value)
+    columns["one"] = np.ones(size)
+    return columns
+
+
+def owner_of(row: PoolRow) -> tuple[str, str] | None:
+    """The (path, type) a method belongs to, or ``None`` for anything that is not a member."""
+    if row.kind in CALLABLE_KINDS and "." in row.symbol:
+        return row.path, row.symbol.rsplit(".", 1)[0]
+    return None
+
+
+def member_columns(ids: list[int], rows: dict[int, PoolRow],
+                   columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """For each type candidate, the best evidence among its members in the pool (0 for the rest)."""
+    best: dict[tuple[str, str], np.ndarray] = {}
+    stacked = np.stack([columns[name] for name in MEMBER_EVIDENCE], axis=1) if ids else np.zeros((0, 4))
+    for position, chunk_id in enumerate(ids):
+        row = rows.get(chunk_id)
+        owner = owner_of(row) if row is not None else None
+        if owner is not None:
+            best[owner] = np.maximum(best[owner], stacked[position]) if owner in best else stacked[position]
+    members = np.zeros_like(stacked)
+    for position, chunk_id in enumerate(ids):
+        row = rows.get(chunk_id)
+        if row is not None and row.kind in TYPE_KINDS and (row.path, row.symbol) in best:
+            members[position] = best[(row.path, row.symbol)]
+    return {f"member_{name}": members[:, index] for index, name in enumerate(MEMBER_EVIDENCE)}
+
+
+def design_matrix(columns: dict[str, np.ndarray], features: tuple[str, ...]) -> np.ndarray:
+    """One row per candidate, one column per feature; a feature ``a*b`` is the product of columns a and b."""
+    size = len(columns["one"])
+    matrix = np.ones((size, len(features)))
+    for index, feature in enumerate(features):
+        for part in feature.split("*"):
+            matrix[:, index] *= columns[part]
+    return matrix
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """One fitted linear scorer: feature names and their weights."""
+
+    features: tuple[str, ...]
+    weights: np.ndarray
+
+    def score(self, columns: dict[str, np.ndarray]) -> np.ndarray:
+        """``weights . features`` per candidate (a log-score: higher is better)."""
+        return design_matrix(columns, self.features) @ self.weights
+
+    @property
+    def evidence(self) -> frozenset[str]:
+        """The evidence components the model reads (the Searcher gathers only those)."""
+        return frozenset(part for feature in self.features for part in feature.split("*")
+                         if part in EVIDENCE or part.startswith("member_"))
+
+
+@dataclass(frozen=True)
+class LearnedBlend:
+    """The models of one weights file: ``full`` (with vectors) and ``lexical`` (a search without them)."""
+
+    version: str
+    full: LinearModel
+    lexical: LinearModel
+
+    def model(self, with_vectors: bool) -> LinearModel:
+        """The model for a search that has cosines, or for one that has none."""
+        return self.full if with_vectors else self.lexical
+
+
+def read_blend(path: Path) -> LearnedBlend:
+    """Parse a weights file (raises ``ValueError`` for one this code cannot score with)."""
+    data = json.loads(path.read_text())
+    models = {}
+    for name in ("full", "lexical"):
+        entry = data["models"][name]
+        features = tuple(entry["features"])
+        unknown = {part for feature in features for part in feature.split("*")} - set(COLUMNS)
+        if unknown or len(features) != len(entry["weights"]):
+            raise ValueError(f"{path}: model {name} names unknown columns {sorted(unknown)} or miscounts its weights")
+        models[name] = LinearModel(features, np.asarray(entry["weights"], dtype=np.float64))
+    return LearnedBlend(str(data["version"]), models["full"], models["lexical"])
+
+
+@lru_cache(maxsize=4)
+def load_blend(path: Path = BLEND_FILE) -> LearnedBlend | None:
+    """The shipped weights file, read once (``None`` when there is none: the hand-set blend ranks)."""
+    if not path.exists():
+        return None
+    return read_blend(path)

@@ -1,0 +1,95 @@
+"""The learned blend's pure parts: the columns a candidate gets, products of columns, reading a weights file."""
+
+import json
+
+import numpy as np
+import pytest
+from grepgraph.retrievers.rank.learned import (
+    BLEND_FILE,
+    COLUMNS,
+    PoolRow,
+    QueryShape,
+    candidate_columns,
+    design_matrix,
+    load_blend,
+    read_blend,
+)
+
+SHORT_DESCRIPTION = QueryShape(long=False, statement=True, question=False, described="type", wants_type=True,
+                               describes_exception=False, pasted_block=False)
+
+
+def columns_of(components, rows, subclasses=frozenset()):
+    ids = sorted(rows)
+    return ids, candidate_columns(ids, rows, components, SHORT_DESCRIPTION, {}, set(subclasses))
+
+
+def test_every_column_is_there_with_one_value_per_candidate():
+    rows = {1: PoolRow("a.py", "f", "function"), 2: PoolRow("a.py", "C", "class")}
+    ids, columns = columns_of({"bm25": {1: 0.5}}, rows)
+    assert set(columns) == set(COLUMNS)
+    assert all(len(values) == len(ids) for values in columns.values())
+    assert columns["bm25"].tolist() == [0.5, 0.0]  # absent evidence is 0
+    assert columns["kind_callable"].tolist() == [1.0, 0.0] and columns["kind_type"].tolist() == [0.0, 1.0]
+    assert columns["wants_type"].tolist() == [1.0, 1.0] and columns["long"].tolist() == [0.0, 0.0]
+
+
+def test_a_type_carries_its_best_members_evidence_and_nobody_elses():
+    rows = {1: PoolRow("a.py", "Store", "class"), 2: PoolRow("a.py", "Store.save", "method"),
+            3: PoolRow("a.py", "Store.load", "method"), 4: PoolRow("b.py", "Store", "class"),
+            5: PoolRow("a.py", "save", "function")}
+    components = {"card": {2: 0.7, 3: 0.4, 5: 0.9}, "bm25": {3: 1.0}}
+    _, columns = columns_of(components, rows)
+    assert columns["member_card"].tolist() == [0.7, 0.0, 0.0, 0.0, 0.0]  # b.py's Store owns nothing here
+    assert columns["member_bm25"].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_exact_symbol_frame_and_verbatim_evidence_are_told_apart():
+    rows = {1: PoolRow("a.py", "f", "function"), 2: PoolRow("a.py", "g", "function")}
+    _, columns = columns_of({"symbol": {1: 1.0, 2: 0.4}, "mention": {1: 1.0, 2: 0.5}, "exact": {1: 1.0, 2: 0.9}},
+                            rows)
+    assert columns["symbol_exact"].tolist() == [1.0, 0.0]
+    assert columns["mention_frame"].tolist() == [1.0, 0.0]
+    assert columns["exact_verbatim"].tolist() == [1.0, 0.0]
+
+
+def test_a_subclass_column_marks_types_named_as_subclasses_only():
+    rows = {1: PoolRow("a.py", "JsonChecker", "class"), 2: PoolRow("b.py", "JsonChecker", "function")}
+    _, columns = columns_of({}, rows, {"JsonChecker"})
+    assert columns["subclass"].tolist() == [1.0, 0.0]
+
+
+def test_a_feature_named_with_a_star_is_the_product_of_its_columns():
+    columns = {"one": np.ones(2), "bm25": np.array([0.5, 1.0]), "long": np.array([1.0, 1.0])}
+    matrix = design_matrix(columns, ("bm25", "long*bm25", "bm25*bm25"))
+    assert matrix.tolist() == [[0.5, 0.5, 0.25], [1.0, 1.0, 1.0]]
+
+
+def blend_file(tmp_path, full_features, weights):
+    path = tmp_path / "blend.json"
+    path.write_text(json.dumps({"version": "test", "models": {
+        "full": {"features": full_features, "weights": weights},
+        "lexical": {"features": ["bm25"], "weights": [1.0]}}}))
+    return path
+
+
+def test_a_weights_file_scores_candidates_linearly(tmp_path):
+    blend = read_blend(blend_file(tmp_path, ["bm25", "long*card"], [2.0, 1.0]))
+    columns = {"one": np.ones(2), "bm25": np.array([0.5, 0.1]), "card": np.array([0.2, 0.9]), "long": np.ones(2)}
+    assert blend.model(with_vectors=True).score(columns).tolist() == pytest.approx([1.2, 1.1])
+    assert blend.model(with_vectors=False).features == ("bm25",)
+    assert blend.full.evidence == {"bm25", "card"}
+
+
+@pytest.mark.parametrize(("features", "weights"), [(["bm25", "nonsense*card"], [1.0, 1.0]), (["bm25"], [1.0, 2.0])])
+def test_a_weights_file_naming_unknown_columns_or_miscounting_is_refused(tmp_path, features, weights):
+    with pytest.raises(ValueError, match="unknown columns"):
+        read_blend(blend_file(tmp_path, features, weights))
+
+
+def test_the_shipped_weights_file_reads_when_there_is_one():
+    if not BLEND_FILE.exists():
+        pytest.skip("no learned blend shipped")
+    blend = load_blend()
+    assert blend is not None and len(blend.full.weights) == len(blend.full.features)
+    assert not {part for f in blend.lexical.features for part in f.split("*")} & {"card", "code"}

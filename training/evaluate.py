@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The learned blend against today's hand-set blend and BM25 on the validation packages, with intervals.
+
+Each validation package's sampled queries (the ones ``features.py`` took; none was seen by the fit) are
+searched live through :meth:`Searcher.search` on the package's index (``data/indexes/``, built by
+``features.py``) three ways: ``learned`` (the weights in ``retrievers/rank/learned_blend.json``), ``hand``
+(the hand-set blend) and ``bm25`` (BM25 alone, no focus, no kind priors: the benchmarks' baseline). MRR@10 is
+scored with the rulers' hit rule and printed per package, per language, per query kind and overall (the mean of
+the package means), each with a 95% bootstrap interval (queries resampled within each package), and the paired
+difference learned - hand.
+
+    python training/evaluate.py                      # every validation package with features
+    python training/evaluate.py --split train        # the same table on the training packages (fitted on!)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+TRAINING = Path(__file__).resolve().parent
+sys.path.insert(0, str(TRAINING))
+sys.path.insert(0, str(TRAINING.parent))
+
+from features import FEATURES, INDEXES, LIMIT, first_hit_rank, package_records, sampled_queries, say  # noqa: E402
+from grepgraph.retrievers.rank.learned import load_blend  # noqa: E402
+from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
+from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
+
+METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"},
+           "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
+RESAMPLES = 2000
+SEED = 0
+
+
+def package_scores(record: dict) -> dict[str, list]:
+    """Per query of one package: its kind and each method's reciprocal rank."""
+    corpus = str(np.load(FEATURES / f"{record['name']}.npz")["corpus"])
+    index = CodeIndex(TRAINING / "data" / "corpus" / corpus, INDEXES / corpus)
+    searcher = Searcher(index)
+    scores: dict[str, list] = defaultdict(list)
+    try:
+        for query in sampled_queries(record["name"]):
+            scores["kind"].append(query["kind"])
+            for method, options in METHODS.items():
+                hits, _ = searcher.search(query["query"], LIMIT, **options)
+                ranked = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
+                          for h in hits]
+                rank = first_hit_rank(ranked, query["gold"])
+                scores[method].append(1.0 / rank if rank else 0.0)
+    finally:
+        searcher.close()
+    return scores
+
+
+def bootstrap(groups: list[np.ndarray], rng: np.random.Generator) -> tuple[float, float, float]:
+    """The mean of the group means and its 95% interval, resampling each group's queries."""
+    estimate = float(np.mean([group.mean() for group in groups]))
+    draws = np.zeros(RESAMPLES)
+    for group in groups:
+        picks = rng.integers(0, len(group), size=(RESAMPLES, len(group)))
+        draws += group[picks].mean(axis=1)
+    draws /= len(groups)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return estimate, float(low), float(high)
+
+
+def cell(groups: list[np.ndarray], rng: np.random.Generator) -> str:
+    """``mean [low, high]`` of a group of packages' reciprocal ranks."""
+    estimate, low, high = bootstrap(groups, rng)
+    return f"{estimate:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def table(rows: dict[str, dict[str, dict[str, np.ndarray]]], rng: np.random.Generator) -> list[str]:
+    """One line per row: queries, each method's MRR@10 and the paired learned - hand, each with its interval.
+
+    ``rows[label][package][method]`` holds one package's reciprocal ranks of the row's queries.
+    """
+    lines = [f"{'':<30} {'n':>5}  " + "  ".join(f"{m:<22}" for m in METHODS) + "  learned - hand"]
+    for label, packages in rows.items():
+        groups = [scores for scores in packages.values() if len(scores["hand"])]
+        if not groups:
+            continue
+        count = sum(len(scores["hand"]) for scores in groups)
+        cells = [cell([scores[method] for scores in groups], rng) for method in METHODS]
+        difference = cell([scores["learned"] - scores["hand"] for scores in groups], rng)
+        lines.append(f"{label:<30} {count:>5}  " + "  ".join(f"{c:<22}" for c in cells) + f"  {difference}")
+    return lines
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", default="validation")
+    parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
+    args = parser.parse_args()
+    blend = load_blend()
+    if blend is None:
+        raise SystemExit("no retrievers/rank/learned_blend.json: run training/fit_blend.py first")
+    records = [r for r in package_records() if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]
+    say(f"learned blend {blend.version}; {len(records)} {args.split} packages")
+    per_package = {}
+    for record in records:
+        scores = package_scores(record)
+        per_package[record["name"]] = (record["language"], scores)
+    rng = np.random.default_rng(SEED)
+    rows: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(dict)
+    for name, (language, scores) in per_package.items():
+        arrays = {method: np.array(scores[method]) for method in METHODS}
+        kinds = np.array(scores["kind"])
+        rows[f"{language}/{name}"][name] = arrays
+        rows[f"language {language}"][name] = arrays
+        rows["all (mean of packages)"][name] = arrays
+        for kind in sorted(set(kinds)):
+            rows[f"kind {kind}"][name] = {method: values[kinds == kind] for method, values in arrays.items()}
+    ordered = dict(sorted(rows.items(), key=lambda item: (item[0].startswith(("language", "kind", "all")),
+                                                           item[0])))
+    say("MRR@10 with 95% bootstrap intervals (queries resampled within packages)")
+    for line in table(ordered, rng):
+        say(line)
+    if args.json:
+        args.json.write_text(json.dumps({name: {"language": language, **scores}
+                                         for name, (language, scores) in per_package.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Features for the learned blend: every pooled candidate of every mined query, with its label.
+
+For each package, the corpus is indexed with grepgraph's own :class:`CodeIndex` (kept under
+``data/indexes/``; re-runs only update it, and the embedding cache makes re-embedding cheap), each sampled
+query goes through :meth:`Searcher.candidate_table` (the pool the search ranks, with the learned blend's
+columns, :mod:`retrievers.rank.learned`), and each candidate is labelled as the rulers score: the gold's
+path with overlapping lines, or the gold's symbol (or its last part) in the same path. The same query is
+also searched with today's hand-set blend and with BM25 alone, and the rank of their first hit in the top
+10 is kept, so every table compares like with like. One compressed file per package:
+``data/features/<package>.npz``.
+
+    python training/features.py --plan                 # which packages and how many queries, nothing run
+    python training/features.py                        # the planned packages, skipping those already done
+    python training/features.py --only attrs,chi       # these packages (again)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+TRAINING = Path(__file__).resolve().parent
+ROOT = TRAINING.parent
+sys.path.insert(0, str(ROOT))
+
+from grepgraph.retrievers.rank.learned import COLUMNS  # noqa: E402
+from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
+from grepgraph.retrievers.source.languages import is_documentation  # noqa: E402
+from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
+
+DATA = TRAINING / "data"
+QUERIES = DATA / "queries" / "by_package"
+INDEXES = DATA / "indexes"
+FEATURES = DATA / "features"
+MANIFEST = TRAINING / "manifest.json"
+# Queries sampled per package and kind: docstrings (what the rulers ask) weigh most; a code line, a pasted error
+# message and a bug fix's commit message (where the corpus of its parent commit is there) are the other shapes.
+PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20}
+# Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s).
+PLAN = {"train": 5, "validation": 2}
+MAX_FILES = 300  # larger corpora wait for a longer session
+LIMIT = 10
+SEED = 0
+METHODS = {"hand": {"blend": "hand"}, "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
+
+
+def say(line: str) -> None:
+    """One line of progress, flushed (the script runs in the background with a log)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def is_hit(result: dict, gold: dict) -> bool:
+    """The rulers' rule: same path and overlapping lines, or the gold's symbol (or its last part) in that path."""
+    if result["path"] != gold["path"]:
+        return False
+    if result["start_line"] <= gold["end_line"] and result["end_line"] >= gold["start_line"]:
+        return True
+    symbol = result.get("symbol")
+    return bool(symbol) and symbol in (gold["symbol"], gold["symbol"].split(".")[-1])
+
+
+def first_hit_rank(results: list[dict], golds: list[dict]) -> int:
+    """The 1-based rank of the first result that hits a gold in the top 10, 0 if none does."""
+    for rank, result in enumerate(results[:LIMIT], start=1):
+        if any(is_hit(result, gold) for gold in golds):
+            return rank
+    return 0
+
+
+def package_records() -> list[dict]:
+    """The manifest's packages whose queries are mined and whose corpus is there."""
+    manifest = json.loads(MANIFEST.read_text())
+    return [record for record in manifest["packages"] if (QUERIES / f"{record['name']}.jsonl").exists()]
+
+
+def corpus_of(record: dict) -> Path | None:
+    """The package's corpus folder (the queried docstrings blanked), from its first query."""
+    for line in (QUERIES / f"{record['name']}.jsonl").read_text().splitlines():
+        corpus = json.loads(line).get("corpus")
+        if isinstance(corpus, str):
+            return DATA / corpus
+    return None
+
+
+def sampled_queries(name: str, seed: int = SEED) -> list[dict]:
+    """At most :data:`PER_KIND` queries of each kind whose corpus is there, the same ones on every run."""
+    by_kind: dict[str, list[dict]] = defaultdict(list)
+    for line in (QUERIES / f"{name}.jsonl").read_text().splitlines():
+        query = json.loads(line)
+        if isinstance(query.get("corpus"), str) and query["kind"] in PER_KIND and query["gold"]:
+            by_kind[query["kind"]].append(query)
+    chosen = []
+    for kind, queries in sorted(by_kind.items()):
+        random.Random(f"{seed}-{name}-{kind}").shuffle(queries)
+        chosen += queries[: PER_KIND[kind]]
+    return chosen
+
+
+def plan(records: list[dict]) -> list[dict]:
+    """Moderate-sized packages, up to :data:`PLAN` per language and split, in manifest order."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    chosen = []
+    for record in records:
+        key = (record["language"], record["split"])
+        if record.get("files", 0) > MAX_FILES or counts[key] >= PLAN[record["split"]]:
+            continue
+        if corpus_of(record) is None:
+            continue
+        counts[key] += 1
+        chosen.append(record)
+    return chosen
+
+
+def extract(record: dict) -> dict[str, np.ndarray]:
+    """Index one package, gather every sampled query's candidates and label them."""
+    corpus = corpus_of(record)
+    index = CodeIndex(corpus, INDEXES / corpus.name)
+    started = time.perf_counter()
+    summary = index.update(embed=True)
+    say(f"  indexed {corpus.name}: {summary.chunks} chunks, {summary.vectors_embedded} embedded, "
+        f"{time.perf_counter() - started:.0f}s")
+    searcher = Searcher(index)
+    rows, query_of, labels, tests, docs, groups = [], [], [], [], [], []
+    per_query: dict[str, list] = defaultdict(list)
+    group_ids: dict[tuple[str, str], int] = {}
+    try:
+        for number, query in enumerate(sampled_queries(record["name"])):
+            hits, columns = searcher.candidate_table(query["query"])
+            golds = query["gold"]
+            rows.append(np.stack([columns[name] for name in COLUMNS], axis=1).astype(np.float32))
+            for hit in hits:
+                result = {"path": hit.path, "start_line": hit.start_line, "end_line": hit.end_line,
+                          "symbol": hit.symbol}
+                labels.append(any(is_hit(result, gold) for gold in golds))
+                tests.append(hit.is_test)
+                docs.append(is_documentation(hit.path, hit.kind))
+                groups.append(group_ids.setdefault((hit.path, hit.symbol), len(group_ids)))
+                query_of.append(number)
+            for method, options in METHODS.items():
+                found, _ = searcher.search(query["query"], LIMIT, **options)
+                ranked = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
+                          for h in found]
+                per_query[f"{method}_rank"].append(first_hit_rank(ranked, golds))
+            per_query["id"].append(query["id"])
+            per_query["kind"].append(query["kind"])
+            per_query["words"].append(len(query["query"].split()))
+    finally:
+        searcher.close()
+    return {"columns": np.concatenate(rows) if rows else np.zeros((0, len(COLUMNS)), np.float32),
+            "column_names": np.array(COLUMNS), "query": np.array(query_of, dtype=np.int32),
+            "label": np.array(labels, dtype=bool), "is_test": np.array(tests, dtype=bool),
+            "is_doc": np.array(docs, dtype=bool), "group": np.array(groups, dtype=np.int32),
+            "package": np.array(record["name"]), "language": np.array(record["language"]),
+            "split": np.array(record["split"]), "corpus": np.array(corpus.name),
+            **{key: np.array(values) for key, values in per_query.items()}}
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="comma-separated package names (done again if done)")
+    parser.add_argument("--plan", action="store_true", help="print the planned packages and stop")
+    args = parser.parse_args()
+    records = package_records()
+    if args.only:
+        wanted = set(args.only.split(","))
+        chosen = [record for record in records if record["name"] in wanted]
+    else:
+        chosen = [record for record in plan(records) if not (FEATURES / f"{record['name']}.npz").exists()]
+    for record in chosen:
+        say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} files={record.get('files')} "
+            f"queries={len(sampled_queries(record['name']))}")
+    if args.plan:
+        return
+    FEATURES.mkdir(parents=True, exist_ok=True)
+    for record in chosen:
+        started = time.perf_counter()
+        arrays = extract(record)
+        np.savez_compressed(FEATURES / f"{record['name']}.npz", **arrays)
+        found = arrays["hand_rank"] if "hand_rank" in arrays else np.zeros(0)
+        say(f"{record['name']}: {len(found)} queries, {len(arrays['label'])} candidates, "
+            f"gold in pool {np.mean([arrays['label'][arrays['query'] == q].any() for q in range(len(found))]):.2f}, "
+            f"{time.perf_counter() - started:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Fit the learned blend on the training packages' features and write ``retrievers/rank/learned_blend.json``.
+
+A model is a linear score over named features (columns of :mod:`retrievers.rank.learned` or their products),
+fitted per query: listwise (softmax cross-entropy of the gold candidates among the pool) or pairwise
+(RankNet: each gold against each other candidate), with an L2 penalty. The focus rule the Searcher applies
+after scoring (tests and documentation demoted under ``implementation``) is a fixed offset in the fit, so
+the weights learn what the rule leaves. Which feature set, loss and penalty ship is chosen by
+leave-one-package-out cross-validation on the training packages (MRR@10 of the ranking the Searcher would
+return: the pool cut at the candidate depth, demoted, duplicates collapsed), never on validation packages
+or the rulers.
+
+    python training/fit_blend.py --cv            # the cross-validation table, nothing written
+    python training/fit_blend.py                 # choose by cross-validation, fit on every training package, write
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+TRAINING = Path(__file__).resolve().parent
+ROOT = TRAINING.parent
+sys.path.insert(0, str(ROOT))
+
+from grepgraph.retrievers.rank.learned import BLEND_FILE, EVIDENCE, design_matrix  # noqa: E402
+from grepgraph.retrievers.rank.ranking import CANDIDATE_DEPTH, FOCUS_DEMOTION  # noqa: E402
+
+FEATURES = TRAINING / "data" / "features"
+MANIFEST = TRAINING / "manifest.json"
+K = 10
+
+
+def say(line: str) -> None:
+    """One line of the report, flushed (fits run for minutes, in the background with a log)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+BASE = ("card", "code", "bm25", "name", "symbol", "symbol_exact", "mention", "mention_frame", "calls", "message",
+        "invoked", "exact", "exact_verbatim", "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
+        "member_card", "member_code", "member_bm25", "member_name", "exception_type", "subclass")
+# The query's shape changes what evidence means: the hand-set blend had a weight set per query length, a
+# statement's spelled-out names counted for nothing, and kind priors per wording. These are those crossings.
+CROSSED = (*BASE, *(f"long*{name}" for name in EVIDENCE), "statement*symbol", "statement*symbol_exact",
+           "question*name", "described_type*kind_type", "described_callable*kind_type",
+           "described_callable*kind_callable", "wants_type*kind_type", "wants_type*member_card",
+           "wants_type*member_code", "wants_type*member_bm25", "wants_type*member_name", "pasted_block*exact")
+SQUARED = (*CROSSED, "card*card", "code*code", "bm25*bm25", "card*code", "card*bm25", "code*bm25")
+FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED}
+DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code"})
+PENALTIES = (1e-4, 1e-3, 1e-2)
+LOSSES = ("listwise", "pairwise")
+
+
+@dataclass
+class Package:
+    """One package's candidates: column values, labels, and the query each row belongs to (rows grouped)."""
+
+    name: str
+    language: str
+    split: str
+    columns: dict[str, np.ndarray]
+    label: np.ndarray
+    offset: np.ndarray
+    group: np.ndarray
+    query: np.ndarray
+    kinds: np.ndarray
+    hand_rank: np.ndarray
+    bm25_rank: np.ndarray
+    digest: str
+
+    @property
+    def queries(self) -> int:  # noqa: D102
+        return len(self.kinds)
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """Query ``q``'s rows are ``bounds[q]:bounds[q + 1]`` (rows are written query by query)."""
+        return np.searchsorted(self.query, np.arange(self.queries + 1))
+
+
+def load_packages(folder: Path = FEATURES) -> list[Package]:
+    """Every features file, with the focus offsets of the default focus (``implementation``)."""
+    packages = []
+    for path in sorted(folder.glob("*.npz")):
+        data = np.load(path)
+        names = [str(name) for name in data["column_names"]]
+        columns = {name: data["columns"][:, i].astype(np.float64) for i, name in enumerate(names)}
+        demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
+        packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
+                                data["label"], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
+                                data["kind"], data["hand_rank"], data["bm25_rank"],
+                                hashlib.sha256(path.read_bytes()).hexdigest()))
+    return packages
+
+
+@dataclass
+class Stacked:
+    """Several packages' candidates as one design matrix, with each query's row span."""
+
+    matrix: np.ndarray
+    offset: np.ndarray
+    label: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+    weight: np.ndarray  # per query
+
+
+def stack(packages: list[Package], features: tuple[str, ...]) -> Stacked:
+    """The queries with at least one gold candidate (the others teach nothing), rows grouped per query."""
+    matrices, offsets, labels, counts, weights = [], [], [], [], []
+    for package in packages:
+        matrix = design_matrix(package.columns, features)
+        bounds = package.bounds
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            if package.label[start:end].any():
+                matrices.append(matrix[start:end])
+                offsets.append(package.offset[start:end])
+                labels.append(package.label[start:end])
+                counts.append(end - start)
+        kept = len(counts) - len(weights)
+        # Each package weighs as much as any other, whatever its number of queries.
+        weights += [1.0 / max(kept, 1)] * kept
+    counts_array = np.array(counts)
+    starts = np.concatenate([[0], np.cumsum(counts_array)[:-1]]).astype(np.int64)
+    weight = np.array(weights)
+    return Stacked(np.concatenate(matrices), np.concatenate(offsets), np.concatenate(labels).astype(np.float64),
+                   starts, counts_array, weight / weight.sum())
+
+
+def listwise_loss(weights: np.ndarray, data: Stacked, penalty: float) -> tuple[float, np.ndarray]:
+    """Softmax cross-entropy of the gold candidates within each query's pool, and its gradient."""
+    scores = data.matrix @ weights + data.offset
+    top = np.repeat(np.maximum.reduceat(scores, data.starts), data.counts)
+    exp = np.exp(scores - top)
+    everything = np.add.reduceat(exp, data.starts)
+    gold = np.add.reduceat(exp * data.label, data.starts)
+    loss = data.weight @ (np.log(everything) - np.log(gold))
+    share = exp / np.repeat(everything, data.counts) - exp * data.label / np.repeat(gold, data.counts)
+    gradient = data.matrix.T @ (share * np.repeat(data.weight, data.counts))
+    return loss + penalty * weights @ weights, gradient + 2 * penalty * weights
+
+
+def pairs_of(data: Stacked) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row indices of every (gold, other) pair of a query, and each pair's weight (a query's pairs share its own)."""
+    golds, others, weights = [], [], []
+    for start, count, weight in zip(data.starts, data.counts, data.weight):
+        rows = np.arange(start, start + count)
+        positive = rows[data.label[rows] > 0]
+        negative = rows[data.label[rows] == 0]
+        if not len(negative):
+            continue
+        golds.append(np.repeat(positive, len(negative)))
+        others.append(np.tile(negative, len(positive)))
+        weights.append(np.full(len(positive) * len(negative), weight / (len(positive) * len(negative))))
+    return np.concatenate(golds), np.concatenate(others), np.concatenate(weights)
+
+
+def pairwise_loss(weights: np.ndarray, data: Stacked, penalty: float,
+                  pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
+    """RankNet: the logistic loss of each gold scoring above each other candidate, and its gradient."""
+    golds, others, pair_weight = pairs
+    scores = data.matrix @ weights + data.offset
+    margin = scores[golds] - scores[others]
+    loss = pair_weight @ np.logaddexp(0.0, -margin)
+    slope = -pair_weight / (1.0 + np.exp(margin))
+    per_row = np.bincount(golds, slope, len(scores)) - np.bincount(others, slope, len(scores))
+    return loss + penalty * weights @ weights, data.matrix.T @ per_row + 2 * penalty * weights
+
+
+def fit(packages: list[Package], features: tuple[str, ...], loss: str, penalty: float) -> np.ndarray:
+    """The weights minimising ``loss`` over the packages' queries (L-BFGS from zero)."""
+    data = stack(packages, features)
+    if loss == "listwise":
+        objective = lambda w: listwise_loss(w, data, penalty)  # noqa: E731
+    else:
+        pairs = pairs_of(data)
+        objective = lambda w: pairwise_loss(w, data, penalty, pairs)  # noqa: E731
+    return lbfgs(objective, np.zeros(len(features)))
+
+
+def lbfgs(objective, start: np.ndarray, memory: int = 10, iterations: int = 500,
+          tolerance: float = 1e-7) -> np.ndarray:
+    """Minimise a smooth convex ``objective(x) -> (value, gradient)`` by L-BFGS with a backtracking line search.
+
+    Nocedal & Wright, *Numerical Optimization* (2006), algorithm 7.4; numpy only, so fitting needs no SciPy.
+    """
+    x = start.copy()
+    value, gradient = objective(x)
+    steps: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for _ in range(iterations):
+        direction = -gradient
+        alphas = []
+        for s_k, y_k, rho in reversed(steps):
+            alpha = rho * (s_k @ direction)
+            direction -= alpha * y_k
+            alphas.append(alpha)
+        if steps:
+            s_k, y_k, _ = steps[-1]
+            direction *= (s_k @ y_k) / (y_k @ y_k)
+        for (s_k, y_k, rho), alpha in zip(steps, reversed(alphas)):
+            direction += s_k * (alpha - rho * (y_k @ direction))
+        slope = gradient @ direction
+        if slope >= 0:  # not a descent direction: start the memory again from the gradient
+            steps, direction, slope = [], -gradient, -(gradient @ gradient)
+        step = 1.0
+        while True:
+            candidate = x + step * direction
+            new_value, new_gradient = objective(candidate)
+            if new_value <= value + 1e-4 * step * slope or step < 1e-12:
+                break
+            step /= 2
+        s_new, y_new = candidate - x, new_gradient - gradient
+        if s_new @ y_new > 1e-12:
+            steps = [*steps[-(memory - 1):], (s_new, y_new, 1.0 / (s_new @ y_new))]
+        converged = abs(value - new_value) <= tolerance * max(1.0, abs(value))
+        x, value, gradient = candidate, new_value, new_gradient
+        if converged or np.abs(gradient).max() < 1e-6:
+            break
+    return x
+
+
+def reciprocal_ranks(package: Package, features: tuple[str, ...], weights: np.ndarray,
+                     depth: int = CANDIDATE_DEPTH) -> np.ndarray:
+    """Each query's reciprocal rank of its first hit in the top 10, ranked as the Searcher ranks with these weights.
+
+    The pool is scored, the best ``depth`` kept, the focus offsets applied, and duplicates (same path and
+    symbol) collapsed to the best, as :meth:`Searcher.search` does.
+    """
+    scores = design_matrix(package.columns, features) @ weights
+    ranks = np.zeros(package.queries)
+    bounds = package.bounds
+    for query in range(package.queries):
+        rows = np.arange(bounds[query], bounds[query + 1])
+        if not len(rows):
+            continue
+        kept = rows[np.argsort(-scores[rows], kind="stable")[:depth]]
+        final = kept[np.argsort(-(scores[kept] + package.offset[kept]), kind="stable")]
+        seen: set[int] = set()
+        shown = []
+        for row in final:
+            if package.group[row] not in seen:
+                seen.add(package.group[row])
+                shown.append(row)
+            if len(shown) == K:
+                break
+        hit = next((rank for rank, row in enumerate(shown, start=1) if package.label[row]), 0)
+        ranks[query] = 1.0 / hit if hit else 0.0
+    return ranks
+
+
+def recorded_rr(ranks: np.ndarray) -> np.ndarray:
+    """Reciprocal ranks from recorded first-hit ranks (0: no hit in the top 10)."""
+    return np.where(ranks > 0, 1.0 / np.maximum(ranks, 1), 0.0)
+
+
+def without_dense(features: tuple[str, ...]) -> tuple[str, ...]:
+    """The features a search without vectors can compute."""
+    return tuple(feature for feature in features if not set(feature.split("*")) & DENSE_PARTS)
+
+
+def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]]) -> list[dict]:
+    """Leave-one-package-out MRR@10 of each (feature set, loss, penalty), macro-averaged over packages."""
+    rows = []
+    for set_name, loss, penalty in configs:
+        features = FEATURE_SETS[set_name]
+        started = time.perf_counter()
+        per_package = {}
+        for held in packages:
+            weights = fit([p for p in packages if p is not held], features, loss, penalty)
+            per_package[held.name] = float(reciprocal_ranks(held, features, weights).mean())
+        rows.append({"features": set_name, "loss": loss, "penalty": penalty,
+                     "MRR@10": float(np.mean(list(per_package.values()))), "per_package": per_package,
+                     "seconds": round(time.perf_counter() - started)})
+        say(f"  {set_name:<8} {loss:<9} {penalty:<7g} MRR@10 {rows[-1]['MRR@10']:.4f} "
+              f"({rows[-1]['seconds']}s)")
+    return rows
+
+
+def baseline_row(packages: list[Package], field: str) -> float:
+    """Macro MRR@10 of a recorded ranking (``hand_rank`` or ``bm25_rank``) over the packages."""
+    return float(np.mean([recorded_rr(getattr(p, field)).mean() for p in packages]))
+
+
+def manifest_digest() -> str:
+    """SHA-256 of the training manifest (which package versions the queries were mined from)."""
+    return hashlib.sha256(MANIFEST.read_bytes()).hexdigest()
+
+
+def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
+                command: str) -> None:
+    """The weights file: both models with their feature names, and what produced them."""
+    features = FEATURE_SETS[chosen["features"]]
+    data = {
+        "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}",
+        "command": command,
+        "manifest_sha256": manifest_digest(),
+        "training": {"packages": {p.name: {"language": p.language, "queries": p.queries, "features_sha256": p.digest}
+                                  for p in packages},
+                     "queries": int(sum(p.queries for p in packages)),
+                     "loss": chosen["loss"], "penalty": chosen["penalty"],
+                     "cv_mrr10": round(chosen["MRR@10"], 4)},
+        "models": {
+            "full": {"features": list(features), "weights": [round(float(w), 6) for w in full]},
+            "lexical": {"features": list(without_dense(features)), "weights": [round(float(w), 6) for w in lexical]},
+        },
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cv", action="store_true", help="print the cross-validation table only")
+    parser.add_argument("--features", default=",".join(FEATURE_SETS), help="feature sets to try")
+    parser.add_argument("--losses", default=",".join(LOSSES))
+    parser.add_argument("--penalties", default=",".join(map(str, PENALTIES)))
+    parser.add_argument("--out", type=Path, default=BLEND_FILE)
+    args = parser.parse_args()
+    packages = [p for p in load_packages() if p.split == "train"]
+    say(f"{len(packages)} training packages, {sum(p.queries for p in packages)} queries "
+          f"({', '.join(sorted({p.language for p in packages}))})")
+    configs = [(f, loss, float(penalty)) for f in args.features.split(",") for loss in args.losses.split(",")
+               for penalty in args.penalties.split(",")]
+    rows = cross_validate(packages, configs)
+    say(f"  hand-set blend (today)     MRR@10 {baseline_row(packages, 'hand_rank'):.4f}")
+    say(f"  BM25                       MRR@10 {baseline_row(packages, 'bm25_rank'):.4f}")
+    if args.cv:
+        return
+    chosen = max(rows, key=lambda row: row["MRR@10"])
+    features = FEATURE_SETS[chosen["features"]]
+    full = fit(packages, features, chosen["loss"], chosen["penalty"])
+    lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
+    command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
+    write_blend(args.out, packages, chosen, full, lexical, command.strip())
+    say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
+    for name, weight in zip(features, full):
+        say(f"  {name:<34} {weight:+.3f}")
+
+
+if __name__ == "__main__":
+    main()
