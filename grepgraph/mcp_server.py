@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -36,6 +36,7 @@ from grepgraph.graphs.context import resolve_context
 from grepgraph.graphs.nodes import InvalidSearchInput, validate_input
 from grepgraph.graphs.resources import get_searcher
 from grepgraph.graphs.search_input import DEFAULT_LIMIT, with_search_parameters
+from grepgraph.graphs.state import SearchState
 from grepgraph.http_guard import BodySizeLimit, HostGuard, HostPolicy, RequestDeadline, header_deadline_protocol
 from grepgraph.retrievers import __version__
 from grepgraph.retrievers.codegraph.symbols import SymbolGraph, SymbolRef
@@ -284,7 +285,7 @@ def create_server(repos: list[str], run_timeout_s: float = 0.0) -> MCPServer:
             raise ToolError("query is empty: pass a question, a symbol name or an error message to search for")
         request = {key: value for key, value in search.items() if value is not None and value != ""}
         try:
-            validate_input(request, DEFAULT_LIMIT)  # the graph's limits and messages (a query over its limit...)
+            validate_input(cast(SearchState, request), DEFAULT_LIMIT)  # the graph's limits and messages
         except InvalidSearchInput as error:
             raise ToolError(str(error)) from None
         _searcher(target)  # a missing index is reported before the graph runs
