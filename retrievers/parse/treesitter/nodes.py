@@ -28,6 +28,7 @@ class Scope:
     skip_definitions: bool = False  # inside a JS describe()/it() callback
     receiver: str = ""  # a callback parameter standing for the object being built (``inst`` in ``(inst) =>``)
     owner: int = -1  # index of the innermost enclosing definition in the walk's list, -1 at file level
+    depth: int = 0  # definitions enclosing this point
 
 
 @dataclass(frozen=True)

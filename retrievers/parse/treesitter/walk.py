@@ -37,6 +37,12 @@ RULES: dict[str, Rules] = {
     "java": JAVA_RULES,
 }
 _PARSERS: dict[str, Parser] = {}  # one per language; a Parser is not safe to share across threads
+# A definition nested deeper gets no chunk of its own (its lines stay in the enclosing one's): each level repeats
+# its lines in one more chunk, and a hostile or generated file nests functions thousands deep.
+MAX_DEFINITION_DEPTH = 8
+# Nodes deeper are not visited: tree-sitter finds a node's parent and siblings by walking down from the root, so
+# each lookup costs the node's depth (a generated ``a + b + ...`` chain nests as deep as it is long).
+MAX_NODE_DEPTH = 1_000
 
 
 def parse_with_tree_sitter(path: str, source: str, language: str) -> ParsedFile:
@@ -117,15 +123,15 @@ def _walk(root: Node, file: SourceFile, rules: Rules, found: _Collected) -> None
     Python's recursion limit.
     """
     relevant_types = rules.relevant_types
-    stack: list[tuple[Node, Scope]] = [(root, Scope())]
+    stack: list[tuple[Node, Scope, int]] = [(root, Scope(), 0)]
     while stack:
-        node, scope = stack.pop()
+        node, scope, depth = stack.pop()
         if node.type in relevant_types:  # most nodes are expressions nobody asks about
             scope = _visit(node, scope, file, rules, found)
-        children = node.named_children
+        children = node.named_children if depth < MAX_NODE_DEPTH else None
         if children:
             children.reverse()  # popped in source order
-            stack.extend([(child, scope) for child in children])
+            stack.extend([(child, scope, depth + 1) for child in children])
 
 
 def _visit(node: Node, scope: Scope, file: SourceFile, rules: Rules, found: _Collected) -> Scope:
@@ -140,7 +146,7 @@ def _visit(node: Node, scope: Scope, file: SourceFile, rules: Rules, found: _Col
         found.add_edge(file.path, scope.caller, binding, "aliases", line)
     for fact in rules.types(node):
         found.add_edge(file.path, scope.caller, fact, "types", line)
-    definition = rules.define(node, scope)
+    definition = rules.define(node, scope) if scope.depth < MAX_DEFINITION_DEPTH else None
     if definition is None:
         return rules.enter(node, scope) or scope
     _add_definition(definition, scope, file, found)
@@ -152,6 +158,7 @@ def _visit(node: Node, scope: Scope, file: SourceFile, rules: Rules, found: _Col
         in_test=scope.in_test or definition.is_test,
         receiver=definition.receiver,
         owner=len(found.placed) - 1,
+        depth=scope.depth + 1,
     )
 
 
