@@ -1,0 +1,90 @@
+"""The training miners' pure rules: licences, doc sentences, error messages, definitions, commit messages."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mining import licences  # noqa: E402
+from mining.commits import changed_lines, changed_old_lines, changes_code, clean_message, is_fix  # noqa: E402
+from mining.definitions import definitions, innermost  # noqa: E402
+from mining.doc_text import drop_leading_name, first_sentence, usable  # noqa: E402
+from mining.error_sites import error_sites  # noqa: E402
+from mining.package_queries import Candidate, SourceFile, blank  # noqa: E402
+
+
+def test_licences_are_read_and_judged():
+    """Licence names normalise to SPDX; permissive expressions pass, copyleft ones fail."""
+    assert licences.canonical("MIT or Apache-2.0") == "MIT OR Apache-2.0"
+    assert licences.is_permissive("Unlicense/MIT")
+    assert licences.is_permissive(licences.canonical("BSD-3-clause~Google"))
+    assert not licences.is_permissive("MPL-2.0 AND MIT")
+    assert not licences.is_permissive("GPL-3")
+    pkg_info = "Metadata-Version: 2.1\nName: x\nClassifier: License :: OSI Approved :: MIT License\n"
+    assert licences.from_pkg_info(pkg_info) == "MIT"
+    assert licences.from_package_json({"license": "(MIT OR GPL-3.0-or-later)"}) == "MIT OR GPL-3.0-or-later"
+    copyright_text = "Format: x\n\nFiles: *\nCopyright: someone\nLicense: Expat\n\nFiles: debian/*\nLicense: GPL-2\n"
+    assert licences.from_debian_copyright(copyright_text) == "MIT"
+
+
+def test_first_sentences_lose_markup_and_the_leading_name():
+    """Queries are the first sentence, without tags, markup or a leading copy of the name."""
+    javadoc = "/**\n * Returns the {@code int} value of this {@link Number}.\n * <p>More.\n * @return x\n */"
+    assert first_sentence(javadoc, "java") == "Returns the int value of this Number."
+    go = "// ParseLevel takes a string level and returns the Logrus log level constant.\n// More."
+    sentence = first_sentence(go, "go")
+    assert drop_leading_name(sentence, "ParseLevel", "ParseLevel") == (
+        "Takes a string level and returns the Logrus log level constant.")
+    assert drop_leading_name("Filter the rows by a predicate.", "Filter", "Filter") == "Filter the rows by a predicate."
+    assert first_sentence("Return a :class:`~x.Y` for the given e.g. name.\n\nMore.", "python") == (
+        "Return a x.Y for the given e.g. name.")
+    assert not usable("foo(a, b) -> int", "foo")
+    assert usable("Return the attrs attribute values of inst as a dict.", "asdict")
+
+
+def test_error_messages_are_rendered_with_plausible_values():
+    """Placeholders become values that read naturally; too short messages are dropped."""
+    python = b'def f(path):\n    raise ValueError(f"cannot open {path!r} for reading")\n'
+    assert [s.message for s in error_sites("a.py", python, "python")] == [
+        "ValueError: cannot open '/tmp/data/config.json' for reading"]
+    go = b'package a\nfunc f() error { return fmt.Errorf("invalid port number %d in address", port) }\n'
+    assert [s.message for s in error_sites("a.go", go, "go")] == ["invalid port number 3 in address"]
+    java = b'class A { void f() { throw new IllegalStateException("Cannot add entry " + name + " twice"); } }'
+    assert [s.message for s in error_sites("A.java", java, "java")] == [
+        "IllegalStateException: Cannot add entry foo twice"]
+    short = b'def f():\n    raise ValueError("bad")\n'
+    assert error_sites("a.py", short, "python") == []
+
+
+def test_definitions_carry_doc_ranges_and_heads():
+    """Doc comments are attached with their lines; a class's head ends before its first member."""
+    source = b'/// The view.\nexport class View {\n  x = 1\n  /// Update it.\n  update() { return 1 }\n}\n'
+    found = {d.symbol: d for d in definitions("a.ts", source, "typescript")}
+    assert found["View"].doc.ranges == [(1, 1)] and found["View"].target_end == 3
+    assert found["View.update"].doc.ranges == [(4, 4)]
+    assert innermost(list(found.values()), 5).symbol == "View.update"
+    rust = b"/// Adds.\npub fn add() {}\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n"
+    assert [d.symbol for d in definitions("a.rs", rust, "rust")] == ["add"]
+
+
+def test_blanking_keeps_line_numbers_and_python_bodies():
+    """A docstring that was the whole body becomes pass, on the same line."""
+    source = b'def f():\n    """Only a docstring here."""\n\ndef g():\n    pass\n'
+    defs = definitions("a.py", source, "python")
+    file = SourceFile("a.py", "python", source, defs, False)
+    new = blank(source, [Candidate(file, defs[0], "q", "q")])
+    assert new.count(b"\n") == source.count(b"\n")
+    assert new.split(b"\n")[1] == b"    pass"
+
+
+def test_commit_rules():
+    """Fix subjects are recognised, trailers removed, diffs read; comment-only changes are not code."""
+    assert is_fix("Fix crash when the config file is empty", "Fix crash when the config file is empty")
+    assert not is_fix("Fix typo in docs", "Fix typo in docs about the thing here")
+    message = clean_message("Fix x when y is empty", "Body text.\n\nSigned-off-by: A <a@b>\ngit-svn-id: https://x")
+    assert message == "Fix x when y is empty\n\nBody text."
+    diff = "@@ -3,2 +3,0 @@\n-a = 1\n-b = 2\n@@ -10,0 +9,1 @@\n+c = 3\n"
+    assert changed_old_lines(diff) == [3, 4, 10, 11]
+    assert changed_lines(diff) == ({3: "a = 1", 4: "b = 2"}, {9: "c = 3"})
+    comment_only = "@@ -1,1 +1,1 @@\n-# old words\n+# new words\n"
+    assert not changes_code("a.py", comment_only, "# old words\n", "# new words\n")
