@@ -15,7 +15,7 @@ from typing import Any
 from ..core.model import Chunk, Edge, ParsedFile
 from ..source.languages import is_test_path
 from .line_chunks import numbered_chunks, window_chunks
-from .windows import CONTAINER_WINDOW_LINES, MAX_CHUNK_LINES, source_lines
+from .windows import CONTAINER_WINDOW_LINES, MAX_CHUNK_LINES, MAX_DEFINITION_DEPTH, source_lines
 
 MAX_TARGET_CHARS = 100
 """Longest call target kept; anything longer is an expression rather than a name."""
@@ -166,6 +166,9 @@ class _PythonVisitor(ast.NodeVisitor):
         return ".".join(name for name, _ in self.scope)
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str) -> None:
+        if len(self.scope) >= MAX_DEFINITION_DEPTH:  # its calls belong to the enclosing definition
+            self.generic_visit(node)
+            return
         parent = self.qualified
         # Decorators and default values run in the enclosing scope: their calls belong to it.
         for expression in [*node.decorator_list, *_defaults(node)]:
@@ -211,7 +214,7 @@ class _PythonVisitor(ast.NodeVisitor):
         self._definition(node, kind)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: D102, N802
-        for base in node.bases:
+        for base in node.bases if len(self.scope) < MAX_DEFINITION_DEPTH else ():
             name = dotted_name(base.value if isinstance(base, ast.Subscript) else base)  # ``Base[T]`` -> ``Base``
             if name and name != "object":
                 self.edges.append(Edge(self.path, ".".join([*(n for n, _ in self.scope), node.name]),

@@ -26,6 +26,9 @@ MAX_CHUNK_CHARS = 40_000
 LONG_LINE_CHARS = 2_000
 """A line longer than this is cut into pieces of this size (overlapping by LINE_PIECE_OVERLAP)."""
 LINE_PIECE_OVERLAP = 100
+MAX_DEFINITION_DEPTH = 8
+"""A definition nested deeper gets no chunk of its own; its lines stay in the enclosing one's. Each level repeats
+its lines in one more chunk: a hostile or generated file nesting a megabyte line 99 functions deep made 200 MB."""
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

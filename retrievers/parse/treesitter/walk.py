@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...core.model import Chunk, Edge, ParsedFile
 from ...source.languages import is_test_path
-from ..windows import normalize_newlines, source_lines
+from ..windows import MAX_DEFINITION_DEPTH, normalize_newlines, source_lines
 from .chunks import Placed, SourceFile, definition_chunks, module_chunks, place, signature
 from .go import GO_RULES
 from .java import JAVA_RULES
@@ -37,9 +37,6 @@ RULES: dict[str, Rules] = {
     "java": JAVA_RULES,
 }
 _PARSERS: dict[str, Parser] = {}  # one per language; a Parser is not safe to share across threads
-# A definition nested deeper gets no chunk of its own (its lines stay in the enclosing one's): each level repeats
-# its lines in one more chunk, and a hostile or generated file nests functions thousands deep.
-MAX_DEFINITION_DEPTH = 8
 # Nodes deeper are not visited: tree-sitter finds a node's parent and siblings by walking down from the root, so
 # each lookup costs the node's depth (a generated ``a + b + ...`` chain nests as deep as it is long).
 MAX_NODE_DEPTH = 1_000
