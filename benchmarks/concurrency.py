@@ -62,7 +62,7 @@ LLM_TIMEOUT_S = 30.0
 # Throughput mode: distinct queries (more than a snapshot's BM25 cache keeps, so every search scores BM25),
 # the searches of one measurement, and how many hits each asks for.
 THROUGHPUT_QUERIES = 64
-THROUGHPUT_SEARCHES = 64
+THROUGHPUT_SEARCHES = 128
 THROUGHPUT_LIMIT = 10
 
 
