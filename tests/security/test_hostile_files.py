@@ -321,3 +321,26 @@ def test_the_parse_workers_never_import_the_repositorys_modules(tmp_path):
     assert_clean_exit(done)
     assert done.returncode == 0, _text(done.stderr)
     assert not sentinel.exists(), sentinel.read_text()
+
+
+def test_deeply_nested_definitions_cost_no_more_than_their_size(tmp_path):
+    """20,000 nested functions, a 20,000-term expression and a 900 KB line 99 functions deep index in bounded time.
+
+    Each nesting level used to repeat its text in one more chunk, and tree-sitter looks a node's parent up from the
+    root: the nested functions took many minutes and the Python file alone made 5,212 chunks (a 208 MB index).
+    """
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "nested.js").write_text("function f() {\n" * 20_000 + "}\n" * 20_000)  # one line each: not minified
+    (repo / "chain.js").write_text("var total =\n" + " +\n".join(f"  part{n}()" for n in range(20_000)) + ";\n")
+    (repo / "deep.py").write_text("".join("    " * level + f"def level{level}():\n" for level in range(99))
+                                  + "    " * 99 + "TABLE = [" + ", ".join(["1"] * 300_000) + "]\n")
+    hostile = {"root": tmp_path, "env": environment(tmp_path)}
+    done = _run(hostile, "index", "--no-embed", "--json", str(repo))
+    assert_clean_exit(done)
+    assert done.returncode == 0, _text(done.stderr)
+    summary = json.loads(done.stdout)
+    assert summary["files"] == 3 and summary["parse_errors"] == 0, summary
+    # Eight levels at most repeat a line: about 2,200 chunks here, where deep.py alone made 5,212 and nested.js
+    # would have made millions.
+    assert summary["chunks"] < 4_000, summary
