@@ -47,6 +47,9 @@ OPTION = re.compile(r"--?[A-Za-z]")
 IDENTIFIER = re.compile(r"[A-Za-z_$#@][\w$]*")
 NAME_MARK = re.compile(r"_\w|[a-z][A-Z]|[A-Za-z]\d|^[$#@]\w")
 DOTTED = re.compile(r"\w\.\w")
+# Characters no word of prose holds, once a token's edge punctuation is off: a pattern (``^[a-z]+$``), an index
+# (``data['name']``), an operator or a type (``a|b``, ``Map<K>``) the program printed.
+VALUE_MARK = re.compile(r"[\^$*+|~\[\]{}<>]")
 # A name as code spells it, called or dotted (``os.path.join``, ``parse()``): printed, or named by a description.
 CODE_NAME = re.compile(r"[A-Za-z_$][\w$.]*(?:\(\))?")
 
@@ -81,12 +84,28 @@ def value_spans(message: str) -> list[tuple[int, int]]:
         start, stop = position, end
         while start < stop and message[start] in LEADING_MARKS:
             start += 1
-        while stop > start and message[stop - 1] in TRAILING_MARKS and not message.endswith("()", start, stop):
-            stop -= 1
+        stop = trimmed_end(message, start, stop)
         if start < stop and is_value_token(message[start:stop]):
             spans.append((start, stop))
         position = end
     return sorted(spans + trailing_value(message, spans))
+
+
+def trimmed_end(message: str, start: int, stop: int) -> int:
+    """Where the token ``start:stop`` ends without its trailing punctuation (``below).``).
+
+    A bracket closing one the token opened stays: ``data['name']`` and ``fetchAll()`` are whole values.
+    """
+    token = message[start:stop]
+    unopened = {closer: token.count(closer) - token.count(opener) for opener, closer in ("()", "[]", "{}")}
+    while stop > start and message[stop - 1] in TRAILING_MARKS:
+        closer = message[stop - 1]
+        if closer in unopened:
+            if unopened[closer] <= 0:
+                break
+            unopened[closer] -= 1
+        stop -= 1
+    return stop
 
 
 def closing_quotes(message: str) -> dict[str, list[int]]:
@@ -158,6 +177,7 @@ def is_value_token(token: str) -> bool:
         or token in PRINTED_WORDS
         or "/" in token or "\\" in token or "=" in token
         or DOTTED.search(token)
+        or VALUE_MARK.search(token)
         or (IDENTIFIER.fullmatch(token) and NAME_MARK.search(token))
         or (token.endswith("()") and IDENTIFIER.fullmatch(token[:-2].replace(".", "_"))))
 

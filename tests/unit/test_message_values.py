@@ -40,6 +40,8 @@ def values(message: str) -> list[str]:
     ("Error: No such option: --frobnicate Did you mean -f?", ["--frobnicate", "-f"]),
     ("Unsupported patch operation: frob", ["frob"]),  # a lone token after the last colon
     ("path doesn't resolve: items,0,name", ["items,0,name"]),  # JavaScript's array as a string
+    # a pattern, an index and an operator: characters no word of prose holds
+    ("does not match ^[a-z]+$ @ data['name'] for a|b", ["^[a-z]+$", "data['name']", "a|b"]),
 ])
 def test_the_values_a_program_printed_are_told_from_its_words(message, printed):
     assert values(message) == printed
@@ -218,6 +220,25 @@ def test_a_quoted_value_of_a_message_found_by_its_template_is_no_phrase_of_its_o
         evidence = exact_chunk_evidence(store, "Unknown option 'dry run' for command sync", None)
         symbols = dict(snapshot.connection.execute("SELECT id, symbol FROM chunks"))
     assert {symbols[chunk_id] for chunk_id in evidence} == {"parse_option"}
+
+
+PATTERNS = '''
+class Pattern:
+    def check(self, value):
+        if not self.regex.match(value):
+            raise ValueError("value does not fit the pattern {}".format(self.regex.pattern))
+
+
+def describe_pattern(pattern):
+    return "the pattern values are checked against"
+'''
+
+
+def test_a_message_printing_a_pattern_ranks_its_raise_first(tmp_path: Path):
+    # Without who printed it, the pattern is the value that makes the line output rather than a description.
+    with lexical_searcher(tmp_path, {"patterns.py": PATTERNS}) as searcher:
+        hits, _ = searcher.search("value does not fit the pattern ^[a-z]+$", limit=3)
+    assert hits[0].symbol == "Pattern.check" and hits[0].components["exact"] > 0
 
 
 def test_a_pasted_message_ranks_its_raise_first_in_a_lexical_index(tmp_path: Path):
