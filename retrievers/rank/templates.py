@@ -282,22 +282,24 @@ def template_fit(parts: tuple[Part, ...], message: str) -> float:
         found += alnum_count(part)
         position, after_hole = at + len(part), False
     if after_hole:
-        chars, value = filled(message, position, len(message), values)
+        chars, value = filled(message, position, len(message), values, last=True)
         explained, printed = explained + chars, printed or value
     if found < MIN_TEMPLATE_CHARS or not (printed or speaker):
         return 0.0
     return min(1.0, (found + explained) / total) * found / template_chars
 
 
-def filled(message: str, start: int, end: int, values: list[tuple[int, int]]) -> tuple[int, bool]:
+def filled(message: str, start: int, end: int, values: list[tuple[int, int]], last: bool = False) -> tuple[int, bool]:
     r"""The letters and digits a hole explains between ``start`` and ``end``, and whether it holds one value.
 
     One token or printed values only (``''``, ``[object Object]``, ``12``) is a value, and explains all its
     characters; words beside them (``the 'x' of y``) are more than a placeholder prints, and only the values
-    among them count.
+    among them count. The template's ``last`` hole opening with a value printed it: the words after it are a
+    wrapper's suffix (`` for dictionary value @ data['name']``), which the fit leaves unexplained.
     """
     text = message[start:end]
     inside = sum(alnum_count(message[max(start, a):min(end, b)]) for a, b in values if a < end and b > start)
     if text.strip() and (" " not in text.strip() or inside == alnum_count(text)):
         return alnum_count(text), True
-    return inside, False
+    opening = start + len(text) - len(text.lstrip())
+    return inside, last and any(a == opening for a, _ in values)

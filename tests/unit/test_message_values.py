@@ -176,6 +176,16 @@ def test_a_template_explaining_part_of_the_message_fits_part_of_it():
     assert 0 < partial < 1.0
 
 
+def test_a_wrapper_suffix_after_the_last_value_costs_only_its_share():
+    # An exception's own str() may append to the message (`` for mapping value @ data['name']``): the template's
+    # last hole opens with the value it printed, and the suffix is left unexplained.
+    parts = ("value does not fit the pattern", None)
+    suffixed = template_fit(parts, "value does not fit the pattern ^[a-z]+$ for mapping value @ data['name']")
+    assert 0.6 <= suffixed < template_fit(parts, "value does not fit the pattern ^[a-z]+$") == 1.0
+    # words first are no value printed in the hole
+    assert template_fit(parts, "value does not fit the pattern of the configuration 'x'") == 0.0
+
+
 def test_nothing_fits_without_a_printed_value_or_enough_words():
     # A sentence that merely shares a literal's words (a description quoting a log line) was not printed by it.
     assert template_fit(("all worker threads are idle",), "Returns true if all worker threads are idle.") == 0.0
@@ -238,6 +248,12 @@ def test_a_message_printing_a_pattern_ranks_its_raise_first(tmp_path: Path):
     # Without who printed it, the pattern is the value that makes the line output rather than a description.
     with lexical_searcher(tmp_path, {"patterns.py": PATTERNS}) as searcher:
         hits, _ = searcher.search("value does not fit the pattern ^[a-z]+$", limit=3)
+    assert hits[0].symbol == "Pattern.check" and hits[0].components["exact"] > 0
+
+
+def test_a_pasted_message_with_a_wrapper_suffix_ranks_its_raise_first(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"patterns.py": PATTERNS}) as searcher:
+        hits, _ = searcher.search("value does not fit the pattern ^[a-z]+$ for mapping value @ data['name']", limit=3)
     assert hits[0].symbol == "Pattern.check" and hits[0].components["exact"] > 0
 
 
