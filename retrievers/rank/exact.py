@@ -17,6 +17,7 @@ from ..grep.scan import candidate_lines
 from ..grep.spans import chunk_spans, enclosing
 from ..store.textstore import TextStore
 from .message_values import (
+    delimited_runs,
     delimited_values,
     literal_runs,
     normalized,
@@ -139,7 +140,8 @@ def printed_message_evidence(store: TextStore, phrase: str, paths: list[str] | N
     if not is_printed_message(phrase):
         return {}
     message = normalized(phrase)
-    fits = find_printers(store, literal_runs(message) + word_runs(message), [message], paths).fits
+    runs = literal_runs(message) + delimited_runs(message) + word_runs(message)
+    fits = find_printers(store, runs, [message], paths).fits
     return {chunk_id: TEMPLATE_EVIDENCE * fit for chunk_id, fit in fits.items() if fit >= MIN_TEMPLATE_FIT}
 
 

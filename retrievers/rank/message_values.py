@@ -195,13 +195,13 @@ def trailing_value(message: str, spans: list[tuple[int, int]]) -> list[tuple[int
     return [(start, stop)]
 
 
-def literal_runs(message: str) -> list[str]:
-    """The text between the printed values of ``message``, without the spaces and punctuation at its ends.
+def literal_runs(message: str, spans: list[tuple[int, int]] | None = None) -> list[str]:
+    """The text between the printed values of ``message`` (each of ``spans``, if given), its end spaces and marks off.
 
     A speaker's name stays in (``config: unknown key``): a Go error spells its package in the template.
     """
     runs, position = [], 0
-    for start, end in value_spans(message):
+    for start, end in value_spans(message) if spans is None else spans:
         runs.append(message[position:start])
         position = end
     runs.append(message[position:])
@@ -225,6 +225,14 @@ def delimited_values(message: str) -> list[tuple[int, int]]:
     """
     return [(start, end) for start, end in value_spans(message)
             if message[start] in QUOTES or message[start] in "<[{(" or message.endswith("()", start, end)]
+
+
+def delimited_runs(message: str) -> list[str]:
+    """The text between the delimited values of ``message`` only (see :func:`delimited_values`).
+
+    A name may be a word of the template rather than a value: ``Not a ZodError: [object Object]``.
+    """
+    return literal_runs(message, delimited_values(message))
 
 
 def word_runs(message: str) -> list[str]:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from grepgraph.retrievers.rank.exact import exact_chunk_evidence, is_printed_message
 from grepgraph.retrievers.rank.message_values import (
+    delimited_runs,
     literal_runs,
     shows_values,
     speaker_end,
@@ -60,6 +61,11 @@ def test_unclosed_quotes_brackets_and_long_words_are_read_in_one_pass():
     assert values("[" * 3_000 + "]") == []
     assert word_runs("x" * 20_000) == []
     assert string_literals('f("' + '\\"' * 10_000 + ")") == []  # one quote unclosed to the end of its line
+
+
+def test_a_name_may_be_a_word_of_the_template():
+    # ``WidgetError`` reads as a printed name; the runs between the delimited values keep it as the template's word
+    assert delimited_runs("Not a WidgetError: <Gadget object at 0x7f3a>") == ["Not a WidgetError"]
 
 
 def test_literal_runs_are_the_text_between_the_values():
@@ -255,6 +261,23 @@ def test_a_pasted_message_with_a_wrapper_suffix_ranks_its_raise_first(tmp_path: 
     with lexical_searcher(tmp_path, {"patterns.py": PATTERNS}) as searcher:
         hits, _ = searcher.search("value does not fit the pattern ^[a-z]+$ for mapping value @ data['name']", limit=3)
     assert hits[0].symbol == "Pattern.check" and hits[0].components["exact"] > 0
+
+
+WIDGETS = '''
+class WidgetError(Exception):
+    """A widget went wrong."""
+
+
+def ensure_widget_error(value):
+    if not isinstance(value, WidgetError):
+        raise TypeError(f"Not a WidgetError: {value!r}")
+'''
+
+
+def test_a_message_spelling_a_name_of_the_code_ranks_its_raise_first(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"widgets.py": WIDGETS}) as searcher:
+        hits, _ = searcher.search("Not a WidgetError: <Gadget object at 0x7f3a>", limit=3)
+    assert hits[0].symbol == "ensure_widget_error" and hits[0].components["exact"] > 0
 
 
 def test_a_pasted_message_ranks_its_raise_first_in_a_lexical_index(tmp_path: Path):
