@@ -67,6 +67,7 @@ def plain_text(text: str, language: str) -> str:
     if language in ("rust", "go"):
         text = re.sub(r"\[([^\]\n]+)\]\[[^\]\n]*\]", r"\1", text)
         text = re.sub(r"(?<![\w\]])\[(`?[A-Za-z_][\w:.!<>&*,()-]*`?)\]", r"\1", text)
+    text = re.sub(r"\\([\[\]*_`#<>|\\])", r"\1", text)  # markdown escapes: \[Generic\]
     text = re.sub(r"``([^`]+)``", r"\1", text)
     text = re.sub(r"`([^`\n]+)`", r"\1", text)
     text = re.sub(r"(?<![\w*])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![\w*])", r"\1", text)

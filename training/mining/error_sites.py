@@ -168,14 +168,15 @@ def _walk(node):
 def _string_content(node) -> str:
     """The text inside a string literal's quotes, common escapes resolved."""
     body = text_of(node)
-    if node.type == "raw_string_literal" and body.startswith("r"):
-        body = re.sub(r'^r#*"|"#*$', "", body)
-    elif len(body) >= 2 and body[0] in "\"'`":
+    if node.type == "raw_string_literal":  # Rust r#"..."#, Go `...`: no escapes
+        return re.sub(r'^r#*"|"#*$|^`|`$', "", body)
+    if len(body) >= 2 and body[0] in "\"'`":
         body = body[1:-1]
     body = re.sub(r"\\\r?\n\s*", "", body)  # a line continuation inside the literal
-    return body.replace('\\"', '"').replace("\\'", "'").replace("\\n", " ").replace("\\t", " ")
+    return re.sub(r"\\([\\\"'nrt])", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
 
 
+_ESCAPES = {"n": " ", "r": "", "t": " "}
 _STRINGS = {"string", "string_literal", "interpreted_string_literal", "raw_string_literal"}
 
 

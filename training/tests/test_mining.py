@@ -38,6 +38,8 @@ def test_first_sentences_lose_markup_and_the_leading_name():
     assert drop_leading_name("Filter the rows by a predicate.", "Filter", "Filter") == "Filter the rows by a predicate."
     assert first_sentence("Return a :class:`~x.Y` for the given e.g. name.\n\nMore.", "python") == (
         "Return a x.Y for the given e.g. name.")
+    assert first_sentence("/// \\[Generic\\] Compute a minimum spanning tree.", "rust") == (
+        "[Generic] Compute a minimum spanning tree.")
     assert not usable("foo(a, b) -> int", "foo")
     assert usable("Return the attrs attribute values of inst as a dict.", "asdict")
 
@@ -52,6 +54,9 @@ def test_error_messages_are_rendered_with_plausible_values():
     java = b'class A { void f() { throw new IllegalStateException("Cannot add entry " + name + " twice"); } }'
     assert [s.message for s in error_sites("A.java", java, "java")] == [
         "IllegalStateException: Cannot add entry foo twice"]
+    escaped = b'class A { void f() { throw new IllegalArgumentException("Malformed \\\\uxxxx in \\"the\\" input"); } }'
+    assert [s.message for s in error_sites("A.java", escaped, "java")] == [
+        'IllegalArgumentException: Malformed \\uxxxx in "the" input']
     short = b'def f():\n    raise ValueError("bad")\n'
     assert error_sites("a.py", short, "python") == []
 
