@@ -265,11 +265,12 @@ def shows_values(message: str) -> bool:
     """Whether ``message`` shows who printed it (``KeyError: ``) or a value: output, not a description.
 
     A bare name (``max_retries``, ``os.path.join``, ``parse()``), in backticks too (Markdown's and reST's way to
-    name code), is not enough: descriptions name code as well.
+    name code), is not enough: descriptions name code as well. Unless it stands alone after the message's last
+    ``": "`` (``Unknown schema type: custom``): that is how a program prints a value, not how prose names one.
     """
     values = (message[start:end] for start, end in value_spans(message))
-    return bool(speaker_end(message)) or any(value in PRINTED_WORDS or not CODE_NAME.fullmatch(value.strip("`"))
-                                             for value in values)
+    return bool(speaker_end(message) or trailing_value(message, [])) or any(
+        value in PRINTED_WORDS or not CODE_NAME.fullmatch(value.strip("`")) for value in values)
 
 
 def alnum_count(text: str) -> int:

@@ -88,6 +88,7 @@ def test_who_printed_a_message_is_not_part_of_it():
     "TypeError: the shelf is full",
     "Unsupported patch operation: undefined",
     "read 12KB from the socket",
+    "Unknown widget kind: sprocket",  # a name alone after the last colon is printed, not named
 ])
 def test_output_shows_a_value_or_who_printed_it(text):
     assert shows_values(text)
@@ -278,6 +279,13 @@ def test_a_message_spelling_a_name_of_the_code_ranks_its_raise_first(tmp_path: P
     with lexical_searcher(tmp_path, {"widgets.py": WIDGETS}) as searcher:
         hits, _ = searcher.search("Not a WidgetError: <Gadget object at 0x7f3a>", limit=3)
     assert hits[0].symbol == "ensure_widget_error" and hits[0].components["exact"] > 0
+
+
+def test_a_message_ending_in_a_printed_name_ranks_its_raise_first(tmp_path: Path):
+    kinds = 'def build(kind):\n    raise ValueError(f"Unknown widget kind: {kind}")\n\n\ndef sprocket():\n    pass\n'
+    with lexical_searcher(tmp_path, {"kinds.py": kinds}) as searcher:
+        hits, _ = searcher.search("Unknown widget kind: sprocket", limit=3)
+    assert hits[0].symbol == "build" and hits[0].components["exact"] > 0
 
 
 def test_a_pasted_message_ranks_its_raise_first_in_a_lexical_index(tmp_path: Path):
