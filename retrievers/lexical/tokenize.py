@@ -141,6 +141,7 @@ IDENTIFIER_CACHE_LIMIT = 400_000
 _document_tokens_of: dict[str, tuple[str, ...]] = {}
 
 
+@lru_cache(maxsize=65_536)  # a long query repeats its identifiers, and every node of a run reads the query
 def _tokens_of_identifier(identifier: str, skip: frozenset[str], skip_parts: frozenset[str]) -> tuple[str, ...]:
     """An identifier whole when it has several parts, then its stemmed parts, lowercased; ``skip`` drops words."""
     lowered = identifier.lower()
@@ -173,7 +174,12 @@ def tokenize_code(text: str) -> list[str]:
 
 def tokenize_query(text: str) -> list[str]:
     """Tokens for a query: like documents, minus English stop words and duplicates."""
-    return list(dict.fromkeys(_identifier_tokens(text, STOP_WORDS, STOP_WORDS)))
+    return list(_query_tokens(text))
+
+
+@lru_cache(maxsize=64)  # the graph's nodes and each result's snippet tokenize the same query again
+def _query_tokens(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_identifier_tokens(text, STOP_WORDS, STOP_WORDS)))
 
 
 def repeated_by_frequency(tokens: list[str], text: str, cap: int) -> list[str]:
