@@ -317,7 +317,10 @@ def in_flag_terms(message: str, request: dict) -> str:
         scope = Scope.of(request.get("paths"), request.get("languages"))
     except ScopeError:
         return message
-    return message.replace(scope.describe("fields"), scope.describe("flags"))
+    for named in (scope, scope.unanchored()):  # the filters sent, and the nearer ones a message may suggest
+        if named is not None:
+            message = message.replace(named.describe("fields"), named.describe("flags"))
+    return message
 
 
 def _has_index(index_dir: Path) -> bool:

@@ -115,6 +115,24 @@ class Scope:
         return [path for path, language in languages_by_path.items()
                 if (not wanted or language in wanted) and (spec is None or spec.matches(path))]
 
+    def unanchored(self) -> Scope | None:
+        """This scope with each glob anchored at the root (``tests/**``) matching at any depth (``**/tests/**``).
+
+        ``None`` when no glob is anchored that way: the nearest reading of globs that matched no file.
+        """
+        globs = tuple(glob if glob.startswith(("!", "/", "**/")) or "/" not in glob.rstrip("/") else f"**/{glob}"
+                      for glob in self.paths)
+        return Scope(globs, self.languages) if globs != self.paths else None
+
+    def no_match(self, languages_by_path: Mapping[str, str]) -> str:
+        """Why this scope keeps none of the paths (of ``{path: language}``), with the nearest scope that keeps some."""
+        message = f"no indexed file matches {self.describe()}"
+        nearer = self.unanchored()
+        count = len(nearer.allowed_paths(languages_by_path)) if nearer is not None else 0
+        if nearer is not None and count:
+            message += f"; globs start at the repository root, and {nearer.describe()} matches {count:,} files"
+        return message
+
     def describe(self, terms: Literal["fields", "flags"] = "fields") -> str:
         """The filters as the caller wrote them, in fields or in the command line's flags.
 

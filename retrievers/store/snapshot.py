@@ -159,7 +159,7 @@ class IndexSnapshot:
         if kept is None:
             paths = scope.allowed_paths(self.languages)
             if not paths:
-                raise ScopeError(f"no indexed file matches {scope.describe()}")
+                raise ScopeError(scope.no_match(self.languages))
             kept = (paths, chunk_ids_in(self.connection, paths))
             with self._cache_lock:
                 if len(self._scopes) >= SCOPE_CACHE_SIZE:

@@ -50,6 +50,23 @@ def test_a_scope_describes_itself_as_typed_and_knows_when_it_is_everything():
     assert Scope.of(["src/**"], ["rs"]).describe("flags") == "--path 'src/**' --lang rust"  # the command line
 
 
+def test_a_glob_matching_nothing_from_the_root_names_the_one_matching_at_any_depth():
+    assert Scope.of(["app/**"]).no_match(FILES) == (
+        'no indexed file matches paths ["app/**"]; globs start at the repository root, '
+        'and paths ["**/app/**"] matches 2 files')
+    assert Scope.of(["nowhere/**"]).no_match(FILES) == 'no indexed file matches paths ["nowhere/**"]'
+    assert Scope.of(["*.rb", "/app/**"]).unanchored() is None  # any depth already, or anchored on purpose
+
+
+def test_the_command_line_words_the_suggested_glob_as_a_flag_too():
+    from grepgraph.cli import in_flag_terms
+
+    message = Scope.of(["app/**"], ["go"]).no_match(FILES)
+    assert in_flag_terms(message, {"paths": ["app/**"], "languages": ["go"]}) == (
+        "no indexed file matches --path 'app/**' --lang go; globs start at the repository root, "
+        "and --path '**/app/**' --lang go matches 2 files")
+
+
 def test_within_and_dense_depth():
     assert within({1: 0.5, 2: 0.7, 9: 0.1}, np.array([2, 9])) == {2: 0.7, 9: 0.1}
     assert dense_depth(100, None, 10_000, 2_000) == 100
