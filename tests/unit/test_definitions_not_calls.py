@@ -102,6 +102,29 @@ def test_a_const_holding_a_calls_result_inside_a_method_is_no_definition():
     assert calls[("record", 22)] == "Immer.produceWithPatches"  # inside the callback: the method's call
 
 
+JS_INLINE_MEMBERS = """\
+    Object.defineProperty(exports, "lt", { enumerable: true, get: function () { return load(); } });
+    export function normalize(params) {
+      if (typeof params === "string") return { error: () => format(params) };
+      return {
+        error: () => params.error,
+      };
+    }
+    """
+
+
+def test_a_one_line_member_of_an_unnamed_object_is_part_of_its_statement():
+    parsed = parse("lib/index.js", JS_INLINE_MEMBERS, "javascript")
+
+    # no method ``get`` at a call, no ``normalize.error`` at an ``if``; a member on a line of its own stays
+    assert definitions(parsed) == {"normalize": "function", "normalize.error": "method"}
+    assert [chunk.start_line for chunk in parsed.chunks if chunk.symbol == "normalize.error"] == [5]
+    calls = call_sources(parsed)
+    assert calls[("load", 1)] == ""
+    assert calls[("format", 3)] == "normalize"
+    assert_every_call_sits_in_its_source(parsed)
+
+
 JS_PATTERNS = """\
     (function () {
       setup();

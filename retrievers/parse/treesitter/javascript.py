@@ -9,7 +9,9 @@ function body such a call is a local value (``const result = produce(base, (draf
 its callback belongs to the enclosing function. A long callback passed to a call at file level
 (``app.get("/x", (req, res) => {...})``) is a definition of its own, honestly named after the
 call it is passed to (``app.get("/x", …) callback``), never after the callee: the callee is
-defined elsewhere, and a lookup of its definition must not find the call site.
+defined elsewhere, and a lookup of its definition must not find the call site. Nor is a one-line member of
+an unnamed object, written after other code (``Object.defineProperty(exports, "x", { get: function () {...} })``),
+a definition: its line is the statement's.
 
 What a file imports and the names it binds from other modules are read in ``javascript_imports``.
 """
@@ -168,7 +170,7 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
     function = value if value.type in _JS_FUNCTION_VALUES or value.type == "class" else None
     if function is None and value.type == "call_expression":
         function = _callback_argument(value)
-    if function is None:
+    if function is None or (node.type == "pair" and _inline_in_anonymous_object(node)):
         return None
 
     kind = "function" if node.type == "variable_declarator" else "method"
@@ -215,6 +217,21 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
 
 _JS_FUNCTION_BOUNDARIES = _JS_FUNCTION_VALUES | {"function_declaration", "generator_function_declaration",
                                                  "method_definition"}
+
+
+def _inline_in_anonymous_object(member: Node) -> bool:
+    """A member of an object nobody names, written on one line after other code of its statement.
+
+    ``Object.defineProperty(exports, "x", { get: function () { return x; } })``, ``return { error: () => e }``:
+    its line is the statement's, which a chunk of its own would list as a definition (a call as method ``get``).
+    """
+    owner = member.parent
+    if owner is None or owner.type != "object" or first_line(member) != last_line(member):
+        return False
+    if owner.parent is not None and _js_object_name(owner.parent):
+        return False  # ``const api = { get() { ... } }``: a named object's members are its methods
+    before = member.prev_sibling  # the object's ``{``, a comma or the member before
+    return before is not None and last_line(before) == first_line(member)
 
 
 def _inside_function_body(node: Node) -> bool:
@@ -282,7 +299,7 @@ def _js_define(node: Node, scope: Scope) -> Definition | None:
         )
     if node.type == "method_definition":
         name = key_name(node.child_by_field_name("name"))
-        if not name:
+        if not name or _inline_in_anonymous_object(node):
             return None
         return define(
             "method",
