@@ -789,6 +789,13 @@ def test_a_const_made_by_a_factory_callback_is_named_after_the_const_and_holds_i
     assert ("$Meter", "core.makeKind") in edges(parsed, "calls")
 
 
+def test_a_factory_made_type_exported_through_commonjs_is_a_class_too():
+    source = 'exports.$Meter = core.makeKind("$Meter", (inst, def) => {\n  inst.check = (v) => v > def.min;\n});\n'
+    parsed = parse_with_tree_sitter("lib/meter.cjs", source, "javascript")
+
+    assert kinds(parsed) == {"$Meter": "class", "$Meter.check": "method"}  # as ``export const $Meter = ...``
+
+
 def test_a_callback_wrapped_in_calls_is_named_after_its_const():
     parsed = parse_with_tree_sitter("src/meter.ts", FACTORY_TS, "typescript")
 

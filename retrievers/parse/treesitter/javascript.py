@@ -201,8 +201,8 @@ def _js_named_value(node: Node, scope: Scope) -> Definition | None:
         return None  # a local holding a call's result: the callback is the enclosing function's
     if function.type == "class":
         kind = "class"
-    elif made_by_call and node.type == "variable_declarator" and _looks_like_type_name(name):
-        kind = "class"
+    elif made_by_call and kind == "function" and _looks_like_type_name(name.rpartition(".")[2]):
+        kind = "class"  # ``const Thing = make(...)``, and CommonJS's ``exports.Thing = make(...)``
     symbol = qualify(scope.qualifier, name)
     return Definition(
         kind=kind,
