@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from ..store.textstore import TextStore
 from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
 from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
+from .gathered import Gathered, LexicalSignal
 from .hits import hydrate, lift_types_by_members, owner_types, pool_rows
 from .learned import EVIDENCE, LinearModel, PoolRow, QueryShape, candidate_columns, load_blend
 from .messages import invocation_evidence, template_evidence
@@ -71,46 +71,6 @@ STALE_VECTORS = ("the vector store was older than the index (vectors stored by a
 
 
 DEFAULT_BLEND = "hand"
-
-
-@dataclass
-class LexicalSignal:
-    """What the rerank/rewrite heuristics need from BM25 (the raw top score and its gap), and why vectors were not used.
-
-    ``generation`` names the index generation searched.
-    ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
-    server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
-    ``fallbacks`` names every other way the search did with less than it wanted (no vectors yet, a
-    vector store out of date), for the caller's trace.
-    """
-
-    top_score: float = 0.0
-    second_score: float = 0.0
-    candidates: int = 0
-    vectors_note: str = ""
-    generation: str = ""
-    fallbacks: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Gathered:
-    """What one query found in one snapshot before ranking: the pool and every evidence on it.
-
-    ``rows`` (path, symbol, kind of every pooled chunk) is read for the learned blend only; ``weights`` and
-    ``exact_weight`` are the hand-set blend's for this query.
-    """
-
-    components: dict[str, dict[int, float]]
-    pool: set[int]
-    rows: dict[int, PoolRow]
-    pasted: dict[int, float]
-    exceptions: dict[int, str]
-    subclasses: set[str]
-    shape: QueryShape
-    weights: dict[str, float]
-    exact_weight: float
-    cosines: bool
-    signal: LexicalSignal
 
 
 class Searcher:
@@ -361,8 +321,8 @@ class Searcher:
         described = described_kind(query) if kind_priors else None
         exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
         if exceptions and allowed is not None:
-            kept = set(allowed.tolist())
-            exceptions = {c: symbol for c, symbol in exceptions.items() if c in kept}
+            allowed_ids = set(allowed.tolist())
+            exceptions = {c: symbol for c, symbol in exceptions.items() if c in allowed_ids}
         head = head_phrase(query) if kind_priors else []
         # "Checker which ...": opening with the name of a base class describes a kind of it.
         subclasses = subclasses_named_by(snapshot.connection, head if described == "type" else head[:1])

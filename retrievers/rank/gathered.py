@@ -1,0 +1,47 @@
+"""What one query found in one snapshot before ranking, and the BM25 signal the graph's heuristics read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .learned import PoolRow, QueryShape
+
+
+@dataclass
+class LexicalSignal:
+    """What the rerank/rewrite heuristics need from BM25 (the raw top score and its gap), and why vectors were not used.
+
+    ``generation`` names the index generation searched.
+    ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
+    server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
+    ``fallbacks`` names every other way the search did with less than it wanted (no vectors yet, a
+    vector store out of date), for the caller's trace.
+    """
+
+    top_score: float = 0.0
+    second_score: float = 0.0
+    candidates: int = 0
+    vectors_note: str = ""
+    generation: str = ""
+    fallbacks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Gathered:
+    """What one query found in one snapshot before ranking: the pool and every evidence on it.
+
+    ``rows`` (path, symbol, kind of every pooled chunk) is read for the learned blend only; ``weights`` and
+    ``exact_weight`` are the hand-set blend's for this query.
+    """
+
+    components: dict[str, dict[int, float]]
+    pool: set[int]
+    rows: dict[int, PoolRow]
+    pasted: dict[int, float]
+    exceptions: dict[int, str]
+    subclasses: set[str]
+    shape: QueryShape
+    weights: dict[str, float]
+    exact_weight: float
+    cosines: bool
+    signal: LexicalSignal
