@@ -37,6 +37,8 @@ DEFAULT_RULERS = ROOT.parent / "shared" / "bench"
 # name -> keyword arguments of Searcher.search (no LLM anywhere)
 METHODS = {
     "grepgraph": {},
+    "learned-blend": {"blend": "learned"},
+    "hand-blend": {"blend": "hand"},
     "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False},
     "vectors": {"weights": {"card": 0.5, "code": 0.5}, "focus": "all", "kind_priors": False},
     "rrf": {"fusion": "rrf", "weights": {"card": 1.0, "code": 1.0, "bm25": 1.0, "symbol": 1.0, "mention": 1.0,

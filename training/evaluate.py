@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -48,7 +49,9 @@ def package_scores(record: dict) -> dict[str, list]:
         for query in sampled_queries(record["name"]):
             scores["kind"].append(query["kind"])
             for method, options in METHODS.items():
+                started = time.perf_counter()
                 hits, _ = searcher.search(query["query"], LIMIT, **options)
+                scores[f"{method}_ms"].append((time.perf_counter() - started) * 1000)
                 ranked = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
                           for h in hits]
                 rank = first_hit_rank(ranked, query["gold"])
@@ -122,6 +125,9 @@ def main() -> None:  # noqa: D103
     say("MRR@10 with 95% bootstrap intervals (queries resampled within packages)")
     for line in table(ordered, rng):
         say(line)
+    timings = {method: np.median([ms for _, scores in per_package.values() for ms in scores[f"{method}_ms"]])
+               for method in METHODS}
+    say("median milliseconds per search: " + ", ".join(f"{m} {ms:.0f}" for m, ms in timings.items()))
     if args.json:
         args.json.write_text(json.dumps({name: {"language": language, **scores}
                                          for name, (language, scores) in per_package.items()}))

@@ -31,7 +31,14 @@ TRAINING = Path(__file__).resolve().parent
 ROOT = TRAINING.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.rank.learned import BLEND_FILE, EVIDENCE, design_matrix  # noqa: E402
+from grepgraph.retrievers.rank.learned import (  # noqa: E402
+    BLEND_FILE,
+    EVIDENCE,
+    LANGUAGES,
+    POOL_COLUMNS,
+    design_matrix,
+    pool_columns,
+)
 from grepgraph.retrievers.rank.ranking import CANDIDATE_DEPTH, FOCUS_DEMOTION  # noqa: E402
 
 FEATURES = TRAINING / "data" / "features"
@@ -46,7 +53,8 @@ def say(line: str) -> None:
 
 BASE = ("card", "code", "bm25", "name", "symbol", "symbol_exact", "mention", "mention_frame", "calls", "message",
         "invoked", "exact", "exact_verbatim", "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
-        "member_card", "member_code", "member_bm25", "member_name", "exception_type", "subclass")
+        "member_card", "member_code", "member_bm25", "member_name", "exception_type", "subclass", "lines",
+        "file_words")
 # The query's shape changes what evidence means: the hand-set blend had a weight set per query length, a
 # statement's spelled-out names counted for nothing, and kind priors per wording. These are those crossings.
 CROSSED = (*BASE, *(f"long*{name}" for name in EVIDENCE), "statement*symbol", "statement*symbol_exact",
@@ -54,9 +62,17 @@ CROSSED = (*BASE, *(f"long*{name}" for name in EVIDENCE), "statement*symbol", "s
            "described_callable*kind_callable", "wants_type*kind_type", "wants_type*member_card",
            "wants_type*member_code", "wants_type*member_bm25", "wants_type*member_name", "pasted_block*exact")
 SQUARED = (*CROSSED, "card*card", "code*code", "bm25*bm25", "card*code", "card*bm25", "code*bm25")
-FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED}
-DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code"})
-PENALTIES = (1e-4, 1e-3, 1e-2)
+STANDARDISED = (*CROSSED, *POOL_COLUMNS, *(f"long*{name}" for name in POOL_COLUMNS))
+BOTH = (*STANDARDISED, *SQUARED[len(CROSSED):])
+PER_LANGUAGE = (*STANDARDISED, *(f"lang_{language}*{name}" for language in LANGUAGES
+                                 for name in ("card", "code", "bm25", "name", "lines")))
+FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardised": STANDARDISED, "both": BOTH,
+                "per_language": PER_LANGUAGE}
+DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z"})
+PENALTIES = (1e-5, 1e-4, 1e-3)
+# A column set in fewer training queries than this has no weight worth trusting: the model leaves it out, and the
+# Searcher ranks a query showing it with the hand-set blend (``unsupported`` in the weights file).
+MIN_SUPPORT_QUERIES = 20
 LOSSES = ("listwise", "pairwise")
 
 
@@ -94,6 +110,10 @@ def load_packages(folder: Path = FEATURES) -> list[Package]:
         data = np.load(path)
         names = [str(name) for name in data["column_names"]]
         columns = {name: data["columns"][:, i].astype(np.float64) for i, name in enumerate(names)}
+        bounds = np.searchsorted(data["query"], np.arange(len(data["kind"]) + 1))
+        pooled = [pool_columns({name: values[start:end] for name, values in columns.items()})
+                  for start, end in zip(bounds[:-1], bounds[1:])]
+        columns.update({name: np.concatenate([p[name] for p in pooled]) for name in POOL_COLUMNS})
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
                                 data["label"], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
@@ -136,15 +156,33 @@ def stack(packages: list[Package], features: tuple[str, ...]) -> Stacked:
                    starts, counts_array, weight / weight.sum())
 
 
+def support(packages: list[Package]) -> dict[str, int]:
+    """For each column, how many training queries have it set on at least one candidate."""
+    counts: dict[str, int] = {}
+    for package in packages:
+        bounds = package.bounds
+        for name, values in package.columns.items():
+            counts[name] = counts.get(name, 0) + int(np.logical_or.reduceat(values != 0, bounds[:-1]).sum()
+                                                     if len(values) else 0)
+    return counts
+
+
+def supported(features: tuple[str, ...], unsupported: set[str]) -> tuple[str, ...]:
+    """The features that read no unsupported column."""
+    return tuple(feature for feature in features if not set(feature.split("*")) & unsupported)
+
+
 def listwise_loss(weights: np.ndarray, data: Stacked, penalty: float) -> tuple[float, np.ndarray]:
     """Softmax cross-entropy of the gold candidates within each query's pool, and its gradient."""
     scores = data.matrix @ weights + data.offset
-    top = np.repeat(np.maximum.reduceat(scores, data.starts), data.counts)
-    exp = np.exp(scores - top)
+    top = np.maximum.reduceat(scores, data.starts)
+    exp = np.exp(scores - np.repeat(top, data.counts))
     everything = np.add.reduceat(exp, data.starts)
-    gold = np.add.reduceat(exp * data.label, data.starts)
-    loss = data.weight @ (np.log(everything) - np.log(gold))
-    share = exp / np.repeat(everything, data.counts) - exp * data.label / np.repeat(gold, data.counts)
+    gold_top = np.maximum.reduceat(np.where(data.label > 0, scores, -np.inf), data.starts)
+    gold_exp = np.exp(np.where(data.label > 0, scores - np.repeat(gold_top, data.counts), -np.inf))
+    gold = np.add.reduceat(gold_exp, data.starts)
+    loss = data.weight @ (np.log(everything) + top - np.log(gold) - gold_top)
+    share = exp / np.repeat(everything, data.counts) - gold_exp / np.repeat(gold, data.counts)
     gradient = data.matrix.T @ (share * np.repeat(data.weight, data.counts))
     return loss + penalty * weights @ weights, gradient + 2 * penalty * weights
 
@@ -267,22 +305,41 @@ def without_dense(features: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(feature for feature in features if not set(feature.split("*")) & DENSE_PARTS)
 
 
-def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]]) -> list[dict]:
+def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]],
+                   unsupported: set[str]) -> list[dict]:
     """Leave-one-package-out MRR@10 of each (feature set, loss, penalty), macro-averaged over packages."""
     rows = []
     for set_name, loss, penalty in configs:
-        features = FEATURE_SETS[set_name]
+        features = supported(FEATURE_SETS[set_name], unsupported)
         started = time.perf_counter()
-        per_package = {}
+        per_query = {}
         for held in packages:
             weights = fit([p for p in packages if p is not held], features, loss, penalty)
-            per_package[held.name] = float(reciprocal_ranks(held, features, weights).mean())
+            per_query[held.name] = reciprocal_ranks(held, features, weights)
         rows.append({"features": set_name, "loss": loss, "penalty": penalty,
-                     "MRR@10": float(np.mean(list(per_package.values()))), "per_package": per_package,
+                     "MRR@10": float(np.mean([rr.mean() for rr in per_query.values()])), "per_query": per_query,
                      "seconds": round(time.perf_counter() - started)})
         say(f"  {set_name:<8} {loss:<9} {penalty:<7g} MRR@10 {rows[-1]['MRR@10']:.4f} "
               f"({rows[-1]['seconds']}s)")
     return rows
+
+
+def breakdown(packages: list[Package], chosen: dict) -> list[str]:
+    """The chosen configuration's held-out MRR@10 per language and per query kind, beside today's and BM25's."""
+    lines = [f"  {'':<22} {'n':>5} {'learned':>8} {'hand':>8} {'bm25':>8}"]
+    groups: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for package in packages:
+        learned = chosen["per_query"][package.name]
+        hand, bm25 = recorded_rr(package.hand_rank), recorded_rr(package.bm25_rank)
+        groups.setdefault(f"language {package.language}", []).append((learned, hand, bm25))
+        for kind in sorted(set(package.kinds)):
+            mask = package.kinds == kind
+            groups.setdefault(f"kind {kind}", []).append((learned[mask], hand[mask], bm25[mask]))
+    for label, parts in sorted(groups.items()):
+        means = [np.mean([part[i].mean() for part in parts]) for i in range(3)]
+        count = sum(len(part[0]) for part in parts)
+        lines.append(f"  {label:<22} {count:>5} " + " ".join(f"{m:>8.4f}" for m in means))
+    return lines
 
 
 def baseline_row(packages: list[Package], field: str) -> float:
@@ -296,9 +353,9 @@ def manifest_digest() -> str:
 
 
 def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
-                command: str) -> None:
+                command: str, counts: dict[str, int], unsupported: set[str]) -> None:
     """The weights file: both models with their feature names, and what produced them."""
-    features = FEATURE_SETS[chosen["features"]]
+    features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     data = {
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}",
         "command": command,
@@ -307,7 +364,9 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                                   for p in packages},
                      "queries": int(sum(p.queries for p in packages)),
                      "loss": chosen["loss"], "penalty": chosen["penalty"],
-                     "cv_mrr10": round(chosen["MRR@10"], 4)},
+                     "cv_mrr10": round(chosen["MRR@10"], 4),
+                     "queries_with_column": counts},
+        "unsupported": sorted(unsupported),
         "models": {
             "full": {"features": list(features), "weights": [round(float(w), 6) for w in full]},
             "lexical": {"features": list(without_dense(features)), "weights": [round(float(w), 6) for w in lexical]},
@@ -329,17 +388,25 @@ def main() -> None:  # noqa: D103
           f"({', '.join(sorted({p.language for p in packages}))})")
     configs = [(f, loss, float(penalty)) for f in args.features.split(",") for loss in args.losses.split(",")
                for penalty in args.penalties.split(",")]
-    rows = cross_validate(packages, configs)
+    counts = support(packages)
+    unsupported = {name for name, count in counts.items() if count < MIN_SUPPORT_QUERIES}
+    say(f"columns set in fewer than {MIN_SUPPORT_QUERIES} training queries (left out, hand-set blend there): "
+        f"{', '.join(sorted(unsupported)) or 'none'}")
+    rows = cross_validate(packages, configs, unsupported)
     say(f"  hand-set blend (today)     MRR@10 {baseline_row(packages, 'hand_rank'):.4f}")
     say(f"  BM25                       MRR@10 {baseline_row(packages, 'bm25_rank'):.4f}")
+    chosen = max(rows, key=lambda row: row["MRR@10"])
+    say(f"held out, per language and kind (mean of package means), {chosen['features']} {chosen['loss']} "
+        f"{chosen['penalty']:g}:")
+    for line in breakdown(packages, chosen):
+        say(line)
     if args.cv:
         return
-    chosen = max(rows, key=lambda row: row["MRR@10"])
-    features = FEATURE_SETS[chosen["features"]]
+    features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     full = fit(packages, features, chosen["loss"], chosen["penalty"])
     lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
     command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
-    write_blend(args.out, packages, chosen, full, lexical, command.strip())
+    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported)
     say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
     for name, weight in zip(features, full):
         say(f"  {name:<34} {weight:+.3f}")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .learned import PoolRow, QueryShape
+import numpy as np
+
+from .learned import PoolRow, QueryShape, candidate_columns
 
 
 @dataclass
@@ -30,7 +32,8 @@ class LexicalSignal:
 class Gathered:
     """What one query found in one snapshot before ranking: the pool and every evidence on it.
 
-    ``rows`` (path, symbol, kind of every pooled chunk) is read for the learned blend only; ``weights`` and
+    ``rows`` (path, symbol, kind, lines, language of every pooled chunk) is read for the learned blend only, with
+    ``words`` (the query words a name may use); ``weights`` and
     ``exact_weight`` are the hand-set blend's for this query.
     """
 
@@ -41,7 +44,14 @@ class Gathered:
     exceptions: dict[int, str]
     subclasses: set[str]
     shape: QueryShape
+    words: set[str]
     weights: dict[str, float]
     exact_weight: float
     cosines: bool
     signal: LexicalSignal
+
+    def columns(self, kind_priors: bool) -> tuple[list[int], dict[str, np.ndarray]]:
+        """The pool in a fixed order and the learned blend's columns for it (no subclasses without kind priors)."""
+        ids = sorted(self.pool)
+        return ids, candidate_columns(ids, self.rows, self.components, self.shape, self.exceptions,
+                                      self.subclasses if kind_priors else set(), self.words)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+import numpy as np
+
 from ..core.model import TYPE_KINDS
 from ..core.sql import batched
 from .learned import PoolRow, owner_of
@@ -33,6 +35,16 @@ def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], com
                         {name: round(values[chunk_id], 4) for name, values in components.items()
                          if chunk_id in values}))
     return hits
+
+
+def scored_hits(connection: sqlite3.Connection, ids: list[int], scores: np.ndarray, components: dict,
+                cut: int) -> list[Hit]:
+    """The best ``cut`` of the pool by a learned blend's log-scores, hydrated, scored ``exp`` (the best 1.0)."""
+    if not ids:
+        return []
+    scores = np.exp(scores - scores.max())
+    order = np.argsort(-scores, kind="stable")[:cut]
+    return hydrate(connection, [(ids[i], float(scores[i])) for i in order], components)
 
 
 def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydrate_ids: Hydrate) -> list[Hit]:
@@ -76,8 +88,9 @@ def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
 
 def pool_rows(connection: sqlite3.Connection, ids: set[int] | list[int]) -> dict[int, PoolRow]:
     """Path, symbol and kind of each pooled chunk: what the learned blend's features read (no texts)."""
-    return {row[0]: PoolRow(row[1], row[2], row[3]) for batch, marks in batched(sorted(ids)) for row in
-            connection.execute(f"SELECT id, path, symbol, kind FROM chunks WHERE id IN ({marks})", batch)}  # noqa: S608
+    return {row[0]: PoolRow(*row[1:]) for batch, marks in batched(sorted(ids)) for row in connection.execute(
+        f"SELECT id, path, symbol, kind, start_line, end_line, language FROM chunks WHERE id IN ({marks})",  # noqa: S608
+        batch)}
 
 
 def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dict[int, PoolRow]:
@@ -89,9 +102,9 @@ def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dic
     kinds = ",".join("?" * len(TYPE_KINDS))
     found = {}
     for batch, marks in batched(sorted({path for path, _ in owners})):
-        for chunk_id, path, symbol, kind in connection.execute(
-                f"SELECT id, path, symbol, kind FROM chunks WHERE path IN ({marks}) AND kind IN ({kinds})",  # noqa: S608
-                (*batch, *TYPE_KINDS)):
-            if (path, symbol) in owners:
-                found[chunk_id] = PoolRow(path, symbol, kind)
+        for chunk_id, *row in connection.execute(
+                "SELECT id, path, symbol, kind, start_line, end_line, language FROM chunks"
+                f" WHERE path IN ({marks}) AND kind IN ({kinds})", (*batch, *TYPE_KINDS)):  # noqa: S608
+            if (row[0], row[1]) in owners:
+                found[chunk_id] = PoolRow(*row)
     return found

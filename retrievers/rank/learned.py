@@ -19,12 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from ..core.model import TYPE_KINDS
+from ..lexical.tokenize import split_identifier, stem
 
 BLEND_FILE = Path(__file__).with_name("learned_blend.json")
 # Evidence the Searcher gathers, by component name (absent means 0).
 EVIDENCE = ("card", "code", "bm25", "name", "symbol", "mention", "calls", "message", "invoked", "exact")
 # The evidence a type is also described by: the best value among its methods in the pool.
 MEMBER_EVIDENCE = ("card", "code", "bm25", "name")
+# The candidate's language, as a 0/1 column each (tsx counts as TypeScript): evidence weighs differently per language.
+LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
 CANDIDATE_COLUMNS = (
     *EVIDENCE,
     "symbol_exact",  # the query spells out the qualified name (not only a prefix of it)
@@ -34,10 +37,18 @@ CANDIDATE_COLUMNS = (
     *(f"member_{name}" for name in MEMBER_EVIDENCE),
     "exception_type",  # an exception type of the repository, for a query worded like one's description
     "subclass",  # a subclass of the base class a description opens with
+    "lines",  # log(1 + the definition's length in lines)
+    "file_words",  # share of the file name's words the query uses
+    *(f"lang_{language}" for language in LANGUAGES),
 )
+# Evidence standardised within the query's pool ((value - mean) / deviation): how far a candidate stands out,
+# whatever the query's overall level of similarity.
+STANDARDISED = ("card", "code", "bm25")
 QUERY_FLAGS = ("long", "short", "statement", "question", "described_type", "described_callable", "wants_type",
                "describes_exception", "pasted_block")
 COLUMNS = (*CANDIDATE_COLUMNS, *QUERY_FLAGS, "one")
+POOL_COLUMNS = tuple(f"{name}_z" for name in STANDARDISED)
+MIN_DEVIATION = 1e-3
 CALLABLE_KINDS = frozenset({"function", "method"})
 
 
@@ -68,13 +79,20 @@ class PoolRow:
     path: str
     symbol: str
     kind: str
+    start_line: int = 0
+    end_line: int = 0
+    language: str = ""
 
 
 def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict[str, dict[int, float]],
-                      shape: QueryShape, exceptions: dict[int, str] | set[int],
-                      subclasses: set[str]) -> dict[str, np.ndarray]:
-    """Every column of :data:`COLUMNS` for the candidates ``ids`` (in that order), as float arrays."""
+                      shape: QueryShape, exceptions: dict[int, str] | set[int], subclasses: set[str],
+                      query_words: set[str]) -> dict[str, np.ndarray]:
+    """Every column of :data:`COLUMNS` and :data:`POOL_COLUMNS` for the candidates ``ids`` (in that order).
+
+    ``query_words`` are the query's stemmed words a name may use (as name coverage reads them).
+    """
     size = len(ids)
+    found = [rows.get(chunk_id, NO_ROW) for chunk_id in ids]
 
     def evidence(name: str) -> np.ndarray:
         values = components.get(name, {})
@@ -84,7 +102,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
     columns["mention_frame"] = (columns["mention"] >= 1.0).astype(np.float64)
     columns["exact_verbatim"] = (columns["exact"] >= 1.0).astype(np.float64)
-    kinds = [rows[chunk_id].kind if chunk_id in rows else "" for chunk_id in ids]
+    kinds = [row.kind for row in found]
     columns["kind_type"] = np.array([kind in TYPE_KINDS for kind in kinds], dtype=np.float64)
     columns["kind_callable"] = np.array([kind in CALLABLE_KINDS for kind in kinds], dtype=np.float64)
     columns["kind_impl"] = np.array([kind == "impl" for kind in kinds], dtype=np.float64)
@@ -92,12 +110,40 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["kind_text"] = np.array([kind == "text" for kind in kinds], dtype=np.float64)
     columns.update(member_columns(ids, rows, columns))
     columns["exception_type"] = np.array([chunk_id in exceptions for chunk_id in ids], dtype=np.float64)
+    columns["lines"] = np.log1p([max(row.end_line - row.start_line + 1, 1) for row in found])
+    columns["file_words"] = np.array([file_words(row.path, query_words) for row in found], dtype=np.float64)
+    languages = ["typescript" if row.language == "tsx" else row.language for row in found]
+    for language in LANGUAGES:
+        columns[f"lang_{language}"] = np.array([value == language for value in languages], dtype=np.float64)
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
     for name, value in shape.flags().items():
         columns[name] = np.full(size, value)
     columns["one"] = np.ones(size)
+    columns.update(pool_columns(columns))
     return columns
+
+
+def pool_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The columns of :data:`POOL_COLUMNS`, read from one query's pool (all of its candidates)."""
+    found = {}
+    for name in STANDARDISED:
+        values = columns[name]
+        deviation = values.std() if len(values) else 0.0
+        found[f"{name}_z"] = (values - values.mean()) / max(deviation, MIN_DEVIATION) if len(values) else values
+    return found
+
+
+NO_ROW = PoolRow("", "", "")
+
+
+def file_words(path: str, query_words: set[str]) -> float:
+    """Share of the words of a file's name (``http_client.py``: http, client) the query uses."""
+    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    parts = [part for part in split_identifier(name) if len(part) > 1]
+    if not parts or not query_words:
+        return 0.0
+    return sum(stem(part) in query_words for part in parts) / len(parts)
 
 
 def owner_of(row: PoolRow) -> tuple[str, str] | None:
@@ -155,15 +201,24 @@ class LinearModel:
 
 @dataclass(frozen=True)
 class LearnedBlend:
-    """The models of one weights file: ``full`` (with vectors) and ``lexical`` (a search without them)."""
+    """The models of one weights file: ``full`` (with vectors) and ``lexical`` (a search without them).
+
+    ``unsupported`` names the columns too few training queries had (a long issue report, a mentioned file, a
+    command line): a query showing one is ranked by the hand-set blend, as the weights say nothing about it.
+    """
 
     version: str
     full: LinearModel
     lexical: LinearModel
+    unsupported: frozenset[str] = frozenset()
 
     def model(self, with_vectors: bool) -> LinearModel:
         """The model for a search that has cosines, or for one that has none."""
         return self.full if with_vectors else self.lexical
+
+    def covers(self, columns: dict[str, np.ndarray]) -> bool:
+        """Whether the training saw everything these candidates show (no unsupported column is set)."""
+        return not any(columns[name].any() for name in self.unsupported if name in columns)
 
 
 def read_blend(path: Path) -> LearnedBlend:
@@ -173,11 +228,14 @@ def read_blend(path: Path) -> LearnedBlend:
     for name in ("full", "lexical"):
         entry = data["models"][name]
         features = tuple(entry["features"])
-        unknown = {part for feature in features for part in feature.split("*")} - set(COLUMNS)
+        unknown = {part for feature in features for part in feature.split("*")} - {*COLUMNS, *POOL_COLUMNS}
         if unknown or len(features) != len(entry["weights"]):
             raise ValueError(f"{path}: model {name} names unknown columns {sorted(unknown)} or miscounts its weights")
         models[name] = LinearModel(features, np.asarray(entry["weights"], dtype=np.float64))
-    return LearnedBlend(str(data["version"]), models["full"], models["lexical"])
+    unsupported = frozenset(data.get("unsupported", ()))
+    if unsupported - {*COLUMNS, *POOL_COLUMNS}:
+        raise ValueError(f"{path}: unsupported names unknown columns {sorted(unsupported - set(COLUMNS))}")
+    return LearnedBlend(str(data["version"]), models["full"], models["lexical"], unsupported)
 
 
 @lru_cache(maxsize=4)

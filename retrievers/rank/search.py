@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from contextlib import AbstractContextManager
+from functools import partial
 
 import numpy as np
 
@@ -37,8 +38,8 @@ from .evidence import call_anchors, mention_matches, name_coverage, resolved_cal
 from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .gathered import Gathered, LexicalSignal
-from .hits import hydrate, lift_types_by_members, owner_types, pool_rows
-from .learned import EVIDENCE, LinearModel, PoolRow, QueryShape, candidate_columns, load_blend
+from .hits import hydrate, lift_types_by_members, owner_types, pool_rows, scored_hits
+from .learned import EVIDENCE, PoolRow, QueryShape, load_blend
 from .messages import invocation_evidence, template_evidence
 from .ranking import (
     DENSE_CANDIDATES,
@@ -266,15 +267,24 @@ class Searcher:
         check_query_length(query)
         query = without_environment_listing(query)
         learned = load_blend() if blend == "learned" and weights is None and fusion == "blend" else None
+        if learned is not None and "long" in learned.unsupported and len(query.split()) > LONG_QUERY_WORDS:
+            learned = None
         deadline.check("the lexical stage")
         with self._snapshots.hold(generation, deadline) as snapshot:
-            found = self._gather(snapshot, query, keywords=keywords, dense_text=dense_text, candidates=candidates,
-                                 weights=weights, dense=dense, kind_priors=kind_priors, scope=scope, exact=exact,
-                                 learned=learned is not None, deadline=deadline)
+            gather = partial(self._gather, snapshot, query, keywords=keywords, dense_text=dense_text,
+                             candidates=candidates, weights=weights, dense=dense, kind_priors=kind_priors,
+                             scope=scope, exact=exact, deadline=deadline)
+            found = gather(learned=learned is not None)
             cut = depth or candidate_depth(limit)
+            hits = None
             if learned is not None:
-                hits = self._learned_hits(snapshot, found, learned.model(bool(found.cosines)), cut, kind_priors)
-            else:
+                ids, columns = found.columns(kind_priors)
+                if learned.covers(columns):
+                    hits = scored_hits(snapshot.connection, ids, learned.model(found.cosines).score(columns),
+                                       found.components, cut)
+                else:  # evidence the fit never saw (a mentioned file, a command line): the hand-set blend ranks
+                    found = gather(learned=False)
+            if hits is None:
                 hits = self._hand_hits(snapshot, found, fusion, cut, deadline)
         for hit in hits:
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
@@ -289,7 +299,7 @@ class Searcher:
             found = self._gather(snapshot, query, keywords=None, dense_text=None, candidates=candidates,
                                  weights=None, dense=dense, kind_priors=True, scope=None, exact=True, learned=True,
                                  deadline=NO_DEADLINE)
-            ids, columns = self._learned_columns(found, kind_priors=True)
+            ids, columns = found.columns(kind_priors=True)
             hits = hydrate(snapshot.connection, [(chunk_id, 0.0) for chunk_id in ids], found.components)
         kept = np.isin(np.array(ids, dtype=np.int64), [hit.chunk_id for hit in hits])
         return hits, {name: values[kept] for name, values in columns.items()}
@@ -372,12 +382,13 @@ class Searcher:
         elif wants_vectors and not cosines and dense_input.strip():
             log.debug("%s (index of %s)", NO_VECTORS_YET, self.index.repo)
             signal.fallbacks.append(NO_VECTORS_YET)
+        words = name_evidence(query, tokens)
         missing_lexical = [c for c in pool if c not in lexical]
         lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
         components: dict[str, dict[int, float]] = {
             "exact": pasted,
             "bm25": max_normalise(lexical_all),
-            "name": name_coverage(snapshot, name_evidence(query, tokens), pool),
+            "name": name_coverage(snapshot, words, pool),
             "symbol": symbols,
             "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
             "calls": calls,
@@ -392,26 +403,8 @@ class Searcher:
                            question=is_question(query), described=described,
                            wants_type=described == "type" or bool(subclasses),
                            describes_exception=bool(exceptions), pasted_block=pasted_block)
-        return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, weights, exact_weight,
-                        bool(cosines), signal)
-
-    @staticmethod
-    def _learned_columns(found: Gathered, kind_priors: bool) -> tuple[list[int], dict[str, np.ndarray]]:
-        """The pool in a fixed order and the learned blend's columns for it."""
-        ids = sorted(found.pool)
-        return ids, candidate_columns(ids, found.rows, found.components, found.shape, found.exceptions,
-                                      found.subclasses if kind_priors else set())
-
-    def _learned_hits(self, snapshot: IndexSnapshot, found: Gathered, model: LinearModel, cut: int,
-                      kind_priors: bool) -> list[Hit]:
-        """The pool scored by a fitted model (``exp`` of its linear score, the best 1.0), the best ``cut`` hydrated."""
-        ids, columns = self._learned_columns(found, kind_priors)
-        if not ids:
-            return []
-        scores = model.score(columns)
-        scores = np.exp(scores - scores.max())
-        order = np.argsort(-scores, kind="stable")[:cut]
-        return hydrate(snapshot.connection, [(ids[i], float(scores[i])) for i in order], found.components)
+        return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, set(words), weights,
+                        exact_weight, bool(cosines), signal)
 
     def _hand_hits(self, snapshot: IndexSnapshot, found: Gathered, fusion: str, cut: int,
                    deadline: Deadline) -> list[Hit]:

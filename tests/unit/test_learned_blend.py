@@ -7,6 +7,7 @@ import pytest
 from grepgraph.retrievers.rank.learned import (
     BLEND_FILE,
     COLUMNS,
+    POOL_COLUMNS,
     PoolRow,
     QueryShape,
     candidate_columns,
@@ -21,13 +22,13 @@ SHORT_DESCRIPTION = QueryShape(long=False, statement=True, question=False, descr
 
 def columns_of(components, rows, subclasses=frozenset()):
     ids = sorted(rows)
-    return ids, candidate_columns(ids, rows, components, SHORT_DESCRIPTION, {}, set(subclasses))
+    return ids, candidate_columns(ids, rows, components, SHORT_DESCRIPTION, {}, set(subclasses), {"http", "client"})
 
 
 def test_every_column_is_there_with_one_value_per_candidate():
     rows = {1: PoolRow("a.py", "f", "function"), 2: PoolRow("a.py", "C", "class")}
     ids, columns = columns_of({"bm25": {1: 0.5}}, rows)
-    assert set(columns) == set(COLUMNS)
+    assert set(columns) == {*COLUMNS, *POOL_COLUMNS}
     assert all(len(values) == len(ids) for values in columns.values())
     assert columns["bm25"].tolist() == [0.5, 0.0]  # absent evidence is 0
     assert columns["kind_callable"].tolist() == [1.0, 0.0] and columns["kind_type"].tolist() == [0.0, 1.0]
@@ -93,3 +94,28 @@ def test_the_shipped_weights_file_reads_when_there_is_one():
     blend = load_blend()
     assert blend is not None and len(blend.full.weights) == len(blend.full.features)
     assert not {part for f in blend.lexical.features for part in f.split("*")} & {"card", "code"}
+
+
+def test_lines_file_words_and_language_describe_the_candidate():
+    rows = {1: PoolRow("src/http_client.py", "get", "function", 10, 12, "python"),
+            2: PoolRow("src/server.tsx", "Page", "function", 1, 1, "tsx")}
+    _, columns = columns_of({}, rows)
+    assert columns["lines"].tolist() == pytest.approx([np.log(4), np.log(2)])
+    assert columns["file_words"].tolist() == [1.0, 0.0]
+    assert columns["lang_python"].tolist() == [1.0, 0.0] and columns["lang_typescript"].tolist() == [0.0, 1.0]
+
+
+def test_standardised_evidence_says_how_far_a_candidate_stands_out_in_its_pool():
+    rows = {1: PoolRow("a.py", "f", "function"), 2: PoolRow("a.py", "g", "function")}
+    _, columns = columns_of({"card": {1: 0.9, 2: 0.5}}, rows)
+    assert columns["card_z"].tolist() == pytest.approx([1.0, -1.0])
+
+
+def test_a_blend_covers_candidates_unless_an_unsupported_column_is_set(tmp_path):
+    path = blend_file(tmp_path, ["bm25"], [1.0])
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "unsupported": ["mention", "long"]}))
+    blend = read_blend(path)
+    quiet = {"mention": np.zeros(3), "long": np.zeros(3), "bm25": np.ones(3)}
+    assert blend.covers(quiet)
+    assert not blend.covers({**quiet, "mention": np.array([0.0, 0.5, 0.0])})
