@@ -28,7 +28,16 @@ TRAINING = Path(__file__).resolve().parent
 sys.path.insert(0, str(TRAINING))
 sys.path.insert(0, str(TRAINING.parent))
 
-from features import FEATURES, INDEXES, LIMIT, first_hit_rank, package_records, sampled_queries, say  # noqa: E402
+from features import (  # noqa: E402
+    FEATURES,
+    INDEXES,
+    LIMIT,
+    first_hit_rank,
+    package_records,
+    repository_records,
+    sampled_queries,
+    say,
+)
 from grepgraph.retrievers.rank.learned import load_blend  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
@@ -41,12 +50,18 @@ SEED = 0
 
 def package_scores(record: dict) -> dict[str, list]:
     """Per query of one package: its kind and each method's reciprocal rank."""
-    corpus = str(np.load(FEATURES / f"{record['name']}.npz")["corpus"])
-    index = CodeIndex(TRAINING / "data" / "corpus" / corpus, INDEXES / corpus)
+    features = np.load(FEATURES / f"{record['name']}.npz")
+    corpus = str(features["corpus"])
+    folder = TRAINING / "data" / str(features["corpus_dir"]) if "corpus_dir" in features else \
+        TRAINING / "data" / "corpus" / corpus
+    # The queries the features were made of (commit queries carry the head's gold lines), else the same sample.
+    queries = json.loads(str(features["queries_json"])) if "queries_json" in features else \
+        sampled_queries(record["name"])
+    index = CodeIndex(folder, INDEXES / corpus)
     searcher = Searcher(index)
     scores: dict[str, list] = defaultdict(list)
     try:
-        for query in sampled_queries(record["name"]):
+        for query in queries:
             scores["kind"].append(query["kind"])
             for method, options in METHODS.items():
                 started = time.perf_counter()
@@ -56,6 +71,10 @@ def package_scores(record: dict) -> dict[str, list]:
                           for h in hits]
                 rank = first_hit_rank(ranked, query["gold"])
                 scores[method].append(1.0 / rank if rank else 0.0)
+                # The issue ruler's measures: a gold definition in the top 10, a gold file among the first 5 files.
+                scores[f"{method}_function10"].append(float(rank > 0))
+                files = list(dict.fromkeys(result["path"] for result in ranked))[:5]
+                scores[f"{method}_file5"].append(float(any(gold["path"] in files for gold in query["gold"])))
     finally:
         searcher.close()
     return scores
@@ -104,7 +123,8 @@ def main() -> None:  # noqa: D103
     blend = load_blend()
     if blend is None:
         raise SystemExit("no retrievers/rank/learned_blend.json: run training/fit_blend.py first")
-    records = [r for r in package_records() if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]
+    records = [r for r in [*package_records(), *repository_records()]
+               if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]
     say(f"learned blend {blend.version}; {len(records)} {args.split} packages")
     per_package = {}
     for record in records:
@@ -125,6 +145,13 @@ def main() -> None:  # noqa: D103
     say("MRR@10 with 95% bootstrap intervals (queries resampled within packages)")
     for line in table(ordered, rng):
         say(line)
+    commits = {name: scores for name, (_, scores) in per_package.items() if "commit_message" in scores["kind"]}
+    if commits:
+        say("commit-message queries: function Acc@10 and file Acc@5 (mean of repositories, 95% intervals)")
+        for measure in ("function10", "file5"):
+            groups = {method: [np.array(scores[f"{method}_{measure}"])[np.array(scores["kind"]) == "commit_message"]
+                               for scores in commits.values()] for method in METHODS}
+            say(f"  {measure:<11} " + "  ".join(f"{method} {cell(groups[method], rng)}" for method in METHODS))
     timings = {method: np.median([ms for _, scores in per_package.values() for ms in scores[f"{method}_ms"]])
                for method in METHODS}
     say("median milliseconds per search: " + ", ".join(f"{m} {ms:.0f}" for m, ms in timings.items()))

@@ -13,6 +13,12 @@ also searched with today's hand-set blend and with BM25 alone, and the rank of t
     python training/features.py --plan                 # which packages and how many queries, nothing run
     python training/features.py                        # the planned packages, skipping those already done
     python training/features.py --only attrs,chi       # these packages (again)
+    python training/features.py --commits              # commit-message queries, one index per repository
+
+Commit-message queries are searched in their repository at its pinned head (one index per repository, not one
+per fix: a tree per commit would mean re-embedding thousands of snapshots). A gold definition is kept when the
+head still has it (same path, same symbol), with the head's lines; a query none of whose golds survived is left
+out.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sqlite3
 import sys
 import time
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +55,12 @@ PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_messa
 # Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s).
 PLAN = {"train": 5, "validation": 2}
 MAX_FILES = 300  # larger corpora wait for a longer session
+COMMITS_PER_REPOSITORY = 30
+# Source files at the head: the larger histories wait for a longer session (validation ones may be larger, so
+# every language keeps a held-out history).
+COMMIT_MAX_FILES = {"train": 250, "validation": 400}
 LIMIT = 10
+SOURCE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java"})
 SEED = 0
 METHODS = {"hand": {"blend": "hand"}, "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
 
@@ -120,20 +133,30 @@ def plan(records: list[dict]) -> list[dict]:
     return chosen
 
 
-def extract(record: dict) -> dict[str, np.ndarray]:
-    """Index one package, gather every sampled query's candidates and label them."""
-    corpus = corpus_of(record)
+def indexed(corpus: Path) -> CodeIndex:
+    """The corpus's index under :data:`INDEXES`, brought up to date (vectors included)."""
     index = CodeIndex(corpus, INDEXES / corpus.name)
     started = time.perf_counter()
     summary = index.update(embed=True)
     say(f"  indexed {corpus.name}: {summary.chunks} chunks, {summary.vectors_embedded} embedded, "
         f"{time.perf_counter() - started:.0f}s")
+    return index
+
+
+def extract(record: dict) -> dict[str, np.ndarray]:
+    """Index one package, gather every sampled query's candidates and label them."""
+    corpus = corpus_of(record)
+    return gather(record, corpus, indexed(corpus), sampled_queries(record["name"]))
+
+
+def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) -> dict[str, np.ndarray]:
+    """Every query's pooled candidates with their columns and labels, and the hand blend's and BM25's ranks."""
     searcher = Searcher(index)
     rows, query_of, labels, tests, docs, groups = [], [], [], [], [], []
     per_query: dict[str, list] = defaultdict(list)
     group_ids: dict[tuple[str, str], int] = {}
     try:
-        for number, query in enumerate(sampled_queries(record["name"])):
+        for number, query in enumerate(queries):
             hits, columns = searcher.candidate_table(query["query"])
             golds = query["gold"]
             rows.append(np.stack([columns[name] for name in COLUMNS], axis=1).astype(np.float32))
@@ -161,14 +184,67 @@ def extract(record: dict) -> dict[str, np.ndarray]:
             "is_doc": np.array(docs, dtype=bool), "group": np.array(groups, dtype=np.int32),
             "package": np.array(record["name"]), "language": np.array(record["language"]),
             "split": np.array(record["split"]), "corpus": np.array(corpus.name),
+            "corpus_dir": np.array(str(corpus.relative_to(DATA))), "project": np.array(record.get("project", "")),
+            "queries_json": np.array(json.dumps(queries)),
             **{key: np.array(values) for key, values in per_query.items()}}
+
+
+def repository_records() -> list[dict]:
+    """The manifest's repositories with commit queries and a head small enough for this session."""
+    manifest = json.loads(MANIFEST.read_text())
+    return [record for record in manifest["repositories"] if (QUERIES / f"{record['name']}.jsonl").exists()]
+
+
+def head_golds(index: CodeIndex, golds: list[dict]) -> list[dict]:
+    """The golds the head still defines (same path and symbol), with the head's lines."""
+    kept = []
+    with closing(sqlite3.connect(index.db_path)) as connection:
+        for gold in golds:
+            row = connection.execute("SELECT start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
+                                     " ORDER BY start_line LIMIT 1", (gold["path"], gold["symbol"])).fetchone()
+            if row:
+                kept.append({**gold, "start_line": row[0], "end_line": row[1]})
+    return kept
+
+
+def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
+    """Index one repository at its pinned head and gather its commit queries whose golds the head still has."""
+    from materialise import materialise
+
+    corpus = materialise(record["repo"], record["commit"])
+    most = COMMIT_MAX_FILES[record["split"]]
+    if sum(1 for path in corpus.rglob("*") if path.suffix in SOURCE_SUFFIXES) > most:
+        say(f"  {record['name']}: more than {most} source files, left for a longer session")
+        return None
+    index = indexed(corpus)
+    queries = []
+    for line in (QUERIES / f"{record['name']}.jsonl").read_text().splitlines():
+        query = json.loads(line)
+        golds = head_golds(index, query["gold"]) if query["kind"] == "commit_message" else []
+        if golds:
+            queries.append({**query, "gold": golds})
+    random.Random(f"{SEED}-{record['name']}-commits").shuffle(queries)
+    say(f"  {record['name']}: {len(queries)} commit queries whose golds the head still has")
+    return gather(record, corpus, index, queries[:COMMITS_PER_REPOSITORY])
 
 
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help="comma-separated package names (done again if done)")
     parser.add_argument("--plan", action="store_true", help="print the planned packages and stop")
+    parser.add_argument("--commits", action="store_true", help="the repositories' commit queries instead")
     args = parser.parse_args()
+    if args.commits:
+        FEATURES.mkdir(parents=True, exist_ok=True)
+        for record in repository_records():
+            wanted = args.only is None or record["name"] in args.only.split(",")
+            if not wanted or (FEATURES / f"{record['name']}.npz").exists():
+                continue
+            say(f"{record['name']:<24} {record['language']:<11} {record['split']}")
+            arrays = extract_commits(record)
+            if arrays is not None:
+                np.savez_compressed(FEATURES / f"{record['name']}.npz", **arrays)
+        return
     records = package_records()
     if args.only:
         wanted = set(args.only.split(","))

@@ -6,7 +6,7 @@ fitted per query: listwise (softmax cross-entropy of the gold candidates among t
 (RankNet: each gold against each other candidate), with an L2 penalty. The focus rule the Searcher applies
 after scoring (tests and documentation demoted under ``implementation``) is a fixed offset in the fit, so
 the weights learn what the rule leaves. Which feature set, loss and penalty ship is chosen by
-leave-one-package-out cross-validation on the training packages (MRR@10 of the ranking the Searcher would
+leave-one-project-out cross-validation on the training packages (MRR@10 of the ranking the Searcher would
 return: the pool cut at the candidate depth, demoted, duplicates collapsed), never on validation packages
 or the rulers.
 
@@ -62,13 +62,15 @@ CROSSED = (*BASE, *(f"long*{name}" for name in EVIDENCE), "statement*symbol", "s
            "described_callable*kind_callable", "wants_type*kind_type", "wants_type*member_card",
            "wants_type*member_code", "wants_type*member_bm25", "wants_type*member_name", "pasted_block*exact")
 SQUARED = (*CROSSED, "card*card", "code*code", "bm25*bm25", "card*code", "card*bm25", "code*bm25")
-STANDARDISED = (*CROSSED, *POOL_COLUMNS, *(f"long*{name}" for name in POOL_COLUMNS))
+Z_COLUMNS = tuple(name for name in POOL_COLUMNS if name.endswith("_z"))
+STANDARDISED = (*CROSSED, *Z_COLUMNS, *(f"long*{name}" for name in Z_COLUMNS))
 BOTH = (*STANDARDISED, *SQUARED[len(CROSSED):])
 PER_LANGUAGE = (*STANDARDISED, *(f"lang_{language}*{name}" for language in LANGUAGES
                                  for name in ("card", "code", "bm25", "name", "lines")))
+RANKED = (*BOTH, *(name for name in POOL_COLUMNS if name.endswith("_rr")))
 FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardised": STANDARDISED, "both": BOTH,
-                "per_language": PER_LANGUAGE}
-DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z"})
+                "ranked": RANKED, "per_language": PER_LANGUAGE}
+DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z", "card_rr", "code_rr"})
 PENALTIES = (1e-5, 1e-4, 1e-3)
 # A column set in fewer training queries than this has no weight worth trusting: the model leaves it out, and the
 # Searcher ranks a query showing it with the hand-set blend (``unsupported`` in the weights file).
@@ -92,6 +94,7 @@ class Package:
     hand_rank: np.ndarray
     bm25_rank: np.ndarray
     digest: str
+    project: str  # a package and its project's git history share one: they are held out together
 
     @property
     def queries(self) -> int:  # noqa: D102
@@ -105,6 +108,9 @@ class Package:
 
 def load_packages(folder: Path = FEATURES) -> list[Package]:
     """Every features file, with the focus offsets of the default focus (``implementation``)."""
+    manifest = json.loads(MANIFEST.read_text())
+    projects = {record["name"]: record.get("project", record["name"])
+                for record in (*manifest["packages"], *manifest["repositories"])}
     packages = []
     for path in sorted(folder.glob("*.npz")):
         data = np.load(path)
@@ -118,7 +124,8 @@ def load_packages(folder: Path = FEATURES) -> list[Package]:
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
                                 data["label"], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
                                 data["kind"], data["hand_rank"], data["bm25_rank"],
-                                hashlib.sha256(path.read_bytes()).hexdigest()))
+                                hashlib.sha256(path.read_bytes()).hexdigest(),
+                                projects.get(str(data["package"]), str(data["package"]))))
     return packages
 
 
@@ -307,15 +314,16 @@ def without_dense(features: tuple[str, ...]) -> tuple[str, ...]:
 
 def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]],
                    unsupported: set[str]) -> list[dict]:
-    """Leave-one-package-out MRR@10 of each (feature set, loss, penalty), macro-averaged over packages."""
+    """Leave-one-project-out MRR@10 of each (feature set, loss, penalty), macro-averaged over packages."""
     rows = []
     for set_name, loss, penalty in configs:
         features = supported(FEATURE_SETS[set_name], unsupported)
         started = time.perf_counter()
         per_query = {}
-        for held in packages:
-            weights = fit([p for p in packages if p is not held], features, loss, penalty)
-            per_query[held.name] = reciprocal_ranks(held, features, weights)
+        for project in sorted({p.project for p in packages}):
+            weights = fit([p for p in packages if p.project != project], features, loss, penalty)
+            for held in (p for p in packages if p.project == project):
+                per_query[held.name] = reciprocal_ranks(held, features, weights)
         rows.append({"features": set_name, "loss": loss, "penalty": penalty,
                      "MRR@10": float(np.mean([rr.mean() for rr in per_query.values()])), "per_query": per_query,
                      "seconds": round(time.perf_counter() - started)})

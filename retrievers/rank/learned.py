@@ -47,7 +47,8 @@ STANDARDISED = ("card", "code", "bm25")
 QUERY_FLAGS = ("long", "short", "statement", "question", "described_type", "described_callable", "wants_type",
                "describes_exception", "pasted_block")
 COLUMNS = (*CANDIDATE_COLUMNS, *QUERY_FLAGS, "one")
-POOL_COLUMNS = tuple(f"{name}_z" for name in STANDARDISED)
+# ... and ranked within it: 1 / rank by that evidence (ties share the better rank), 0 where it is absent.
+POOL_COLUMNS = (*(f"{name}_z" for name in STANDARDISED), *(f"{name}_rr" for name in STANDARDISED))
 MIN_DEVIATION = 1e-3
 CALLABLE_KINDS = frozenset({"function", "method"})
 
@@ -131,7 +132,17 @@ def pool_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         values = columns[name]
         deviation = values.std() if len(values) else 0.0
         found[f"{name}_z"] = (values - values.mean()) / max(deviation, MIN_DEVIATION) if len(values) else values
+        found[f"{name}_rr"] = reciprocal_rank_in_pool(values)
     return found
+
+
+def reciprocal_rank_in_pool(values: np.ndarray) -> np.ndarray:
+    """1 / (1 + how many candidates have more of this evidence); 0 for a candidate without any."""
+    if not len(values):
+        return values
+    ordered = np.sort(-values)
+    better = np.searchsorted(ordered, -values, side="left")
+    return np.where(values > 0, 1.0 / (1.0 + better), 0.0)
 
 
 NO_ROW = PoolRow("", "", "")

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Count the hand-set numbers, regexes and word lists that decide the ranking, at any commit.
+
+A hand-set number is a numeric literal other than 0 and 1 (and their negatives) outside docstrings, in the
+modules that rank: the policy, the evidence and message rules, query shape, fusion, the searcher and the
+graph's heuristics (at commits before the layout move, the same modules under their old flat names). A regex is
+a ``re.compile`` call; a word list is a set, frozenset, tuple or list literal of three or more strings.
+
+    python benchmarks/hand_constants.py                  # the working tree
+    python benchmarks/hand_constants.py --rev d0959cf    # another commit
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RANKING_MODULES = ("retrievers/rank/", "retrievers/query/shape.py", "graphs/heuristics.py")
+FLAT_RANKING_MODULES = ("retrievers/ranking.py", "retrievers/evidence.py", "retrievers/messages.py",
+                        "retrievers/query_shape.py", "retrievers/fusion.py", "retrievers/search.py",
+                        "graphs/heuristics.py")
+TRIVIAL = frozenset({0, 1, -1})
+
+
+def files_at(rev: str | None) -> dict[str, str]:
+    """The ranking modules' texts at ``rev`` (the working tree when ``None``)."""
+    if rev is None:
+        paths = [path for prefix in RANKING_MODULES for path in sorted(ROOT.glob(prefix + ("*.py" if
+                 prefix.endswith("/") else "")))]
+        return {str(path.relative_to(ROOT)): path.read_text() for path in paths}
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", rev], capture_output=True,
+                            text=True, check=True).stdout.split()
+    wanted = RANKING_MODULES if any(name.startswith("retrievers/rank/") for name in listed) else FLAT_RANKING_MODULES
+    chosen = [name for name in listed if name.endswith(".py") and any(
+        name == prefix or (prefix.endswith("/") and name.startswith(prefix)) for prefix in wanted)]
+    return {name: subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{name}"], capture_output=True,
+                                 text=True, check=True).stdout for name in chosen}
+
+
+def docstring_nodes(tree: ast.AST) -> set[int]:
+    """The ids of every docstring's constant node."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def count(text: str) -> tuple[int, int, int]:
+    """(numbers, regexes, word lists) of one module."""
+    tree = ast.parse(text)
+    docstrings = docstring_nodes(tree)
+    numbers = regexes = word_lists = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            continue  # counted once, as its operand
+        if (isinstance(node, ast.Constant) and id(node) not in docstrings and type(node.value) in (int, float)
+                and node.value not in TRIVIAL):
+            numbers += 1
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re":
+            regexes += 1
+        elif isinstance(node, (ast.Set, ast.Tuple, ast.List)) and sum(
+                isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.elts) >= 3:
+            word_lists += 1
+    return numbers, regexes, word_lists
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rev", help="a commit (default: the working tree)")
+    args = parser.parse_args()
+    totals = [0, 0, 0]
+    print(f"{'module':<40} {'numbers':>8} {'regexes':>8} {'word lists':>10}")
+    for name, text in files_at(args.rev).items():
+        found = count(text)
+        totals = [a + b for a, b in zip(totals, found)]
+        if any(found):
+            print(f"{name:<40} {found[0]:>8} {found[1]:>8} {found[2]:>10}")
+    print(f"{'total':<40} {totals[0]:>8} {totals[1]:>8} {totals[2]:>10}")
+
+
+if __name__ == "__main__":
+    main()
