@@ -7,6 +7,8 @@ with the search's own view weights and k, so "vectors only" means what it means 
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 LIMIT = 10
@@ -58,3 +60,15 @@ def package_scores(package: dict, query_vectors: np.ndarray, view_vectors: dict[
         out["fused"].append(reciprocal_rank(fused(lists), gold))
         out["kind"].append(query["kind"])
     return out
+
+
+def trimmed(package: dict, limit: int, seed: int = 0) -> dict:
+    """The package with at most ``limit`` chunks: every gold chunk, then a seeded sample of the others."""
+    gold_set = {chunk for query in package["queries"] for chunk in query["gold"]}
+    golds = sorted(gold_set)
+    others = [i for i in range(len(package["chunks"])) if i not in gold_set]
+    random.Random(f"{seed}-{package['package']}").shuffle(others)
+    kept = sorted(golds + others[: max(0, limit - len(golds))])
+    position = {chunk: number for number, chunk in enumerate(kept)}
+    queries = [{**query, "gold": [position[chunk] for chunk in query["gold"]]} for query in package["queries"]]
+    return {**package, "chunks": [package["chunks"][i] for i in kept], "queries": queries}

@@ -32,7 +32,7 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from ranking import package_scores, view_texts  # noqa: E402
+from ranking import package_scores, trimmed, view_texts  # noqa: E402
 
 ROOT = HERE.parents[1]
 DATA = ROOT / "training" / "data" / "embedding"
@@ -50,7 +50,7 @@ MAX_TOKENS = {"query": 96, "card": 128, "code": 128}
 EVAL_PACKAGES = ("tenacity", "express", "tiptap-core", "afero", "ignore-rs", "jdk-util-regex-zip")
 EVAL_BATCH = 64
 # Chunks per validation package in the training log (its golds and a seeded sample of the rest): the log follows the
-# trend; evaluate_vectors.py measures whole packages.
+# trend; evaluate_vectors.py measures larger samples.
 EVAL_MAX_CHUNKS = 400
 
 
@@ -110,17 +110,6 @@ class Encoder:
             chosen = order[start : start + EVAL_BATCH]
             out[chosen] = self.vectors([texts[i] for i in chosen], max_tokens).numpy()
         return out
-
-
-def trimmed(package: dict, limit: int = EVAL_MAX_CHUNKS) -> dict:
-    """The package with at most ``limit`` chunks: every gold chunk, then a seeded sample of the others."""
-    golds = sorted({chunk for query in package["queries"] for chunk in query["gold"]})
-    others = [i for i in range(len(package["chunks"])) if i not in set(golds)]
-    random.Random(f"{SEED}-{package['package']}").shuffle(others)
-    kept = sorted(golds + others[: max(0, limit - len(golds))])
-    position = {chunk: number for number, chunk in enumerate(kept)}
-    queries = [{**query, "gold": [position[chunk] for chunk in query["gold"]]} for query in package["queries"]]
-    return {**package, "chunks": [package["chunks"][i] for i in kept], "queries": queries}
 
 
 def load_pairs(path: Path, max_pairs: int | None) -> list[dict]:
@@ -227,7 +216,8 @@ def main() -> None:  # noqa: D103
         step, best = state["step"], state["best"]
         say(f"resumed from {checkpoint.name}")
     encoder = Encoder(model, bfloat16=args.precision == "bfloat16")
-    packages = [trimmed(json.loads((DATA / "eval" / f"{name}.json").read_text())) for name in EVAL_PACKAGES]
+    packages = [trimmed(json.loads((DATA / "eval" / f"{name}.json").read_text()), EVAL_MAX_CHUNKS, SEED)
+                for name in EVAL_PACKAGES]
     say(f"{len(pairs)} pairs, {total} steps of {BATCH}; validation on {', '.join(EVAL_PACKAGES)}")
     model.train()
     log = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Vectors-only MRR@10 per language on the validation packages: the shipped MiniLM against the trained model.
+
+Both models run through the runtime's own embedder (:class:`MiniLMEmbedder`: onnxruntime, the shipped tokenizer,
+length-sorted batches, cards at its 256 word pieces and code views at the index's 128), on the same texts and the
+same queries in one run: each validation package's chunks (``pairs.py``; the largest cut to ``--max-chunks``:
+every gold chunk and a seeded sample of the rest) and its sampled docstring, code-line and error-message queries.
+Each view is ranked by cosine and the two fused as the search fuses them (:mod:`ranking`). The table gives per
+language the mean of its packages' MRR@10 (fused, card, code) for each model, the paired difference with a 95%
+bootstrap interval (queries resampled within packages), then per query kind; and each model's texts per second
+on a seeded sample of cards and code views (models alternating, best of two rounds).
+
+    .venv/bin/python training/embedding/evaluate_vectors.py                      # data/embedding/model.onnx
+    .venv/bin/python training/embedding/evaluate_vectors.py --model other.onnx --max-chunks 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID, MiniLMEmbedder  # noqa: E402
+from grepgraph.retrievers.dense.sync import CODE_VIEW_MAX_TOKENS  # noqa: E402
+from ranking import package_scores, trimmed, view_texts  # noqa: E402
+
+DATA = ROOT / "training" / "data" / "embedding"
+SEED = 0
+RESAMPLES = 2000
+SPEED_ROUNDS = 2
+VIEWS = ("fused", "card", "code")
+LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
+
+
+class FileEmbedder(MiniLMEmbedder):
+    """The runtime embedder running another ONNX file with the same inputs and outputs."""
+
+    def __init__(self, path: Path, model_id: str) -> None:
+        super().__init__(threads=1)
+        self._file = (path, model_id)
+
+    def _resolve_model_path(self) -> tuple[Path, str]:
+        return self._file
+
+
+def say(line: str) -> None:
+    """One line, flushed."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def scores_of(embedder: MiniLMEmbedder, packages: list[dict]) -> dict[str, dict]:
+    """Per package its reciprocal ranks (:func:`package_scores`)."""
+    out = {}
+    for package in packages:
+        views = view_texts(package)
+        vectors = {"card": embedder.embed(views["card"][1]),
+                   "code": embedder.embed(views["code"][1], max_tokens=CODE_VIEW_MAX_TOKENS)}
+        queries = np.stack([embedder.embed_query(query["query"]) for query in package["queries"]])
+        out[package["package"]] = package_scores(package, queries, vectors)
+    return out
+
+
+def speed_sample(packages: list[dict], count: int) -> dict[str, list[str]]:
+    """``count`` cards and ``count`` code views drawn with the seed from all packages."""
+    rng = random.Random(SEED)
+    return {view: rng.sample([text for package in packages for text in view_texts(package)[view][1]], count)
+            for view in ("card", "code")}
+
+
+def texts_per_second(embedders: dict[str, MiniLMEmbedder], sample: dict[str, list[str]]) -> dict[str, dict]:
+    """Per model and view, the best of :data:`SPEED_ROUNDS` rounds (models alternating) in texts per second."""
+    best: dict[str, dict[str, float]] = defaultdict(dict)
+    for _ in range(SPEED_ROUNDS):
+        for name, embedder in embedders.items():
+            for view, texts in sample.items():
+                started = time.perf_counter()
+                embedder.embed(texts, max_tokens=CODE_VIEW_MAX_TOKENS if view == "code" else None)
+                speed = len(texts) / (time.perf_counter() - started)
+                best[name][view] = max(best[name].get(view, 0.0), speed)
+    return best
+
+
+def interval(groups: list[np.ndarray], rng: np.random.Generator) -> tuple[float, float, float]:
+    """The mean of the package means and its 95% bootstrap interval (queries resampled within packages)."""
+    estimate = float(np.mean([group.mean() for group in groups]))
+    draws = np.zeros(RESAMPLES)
+    for group in groups:
+        draws += group[rng.integers(0, len(group), size=(RESAMPLES, len(group)))].mean(axis=1)
+    low, high = np.percentile(draws / len(groups), [2.5, 97.5])
+    return estimate, float(low), float(high)
+
+
+def table(rows: dict[str, list[tuple[dict, dict]]], rng: np.random.Generator) -> list[str]:
+    """One line per row label: queries, packages, each model's MRR@10 per view, new - base (fused) with interval.
+
+    ``rows[label]`` holds, per package, the (base, new) reciprocal ranks of the row's queries.
+    """
+    head = "  ".join(f"{model} {view:<5}" for model in ("base", "new") for view in VIEWS)
+    lines = [f"{'':<22} {'n':>5} {'pk':>3}  {head}  new - base (fused) [95%]"]
+    for label, groups in rows.items():
+        groups = [(base, new) for base, new in groups if len(base["fused"])]
+        if not groups:
+            continue
+        cells = [f"{np.mean([np.mean(pair[m][view]) for pair in groups]):>10.3f}" for m in (0, 1) for view in VIEWS]
+        difference = interval([np.array(new["fused"]) - np.array(base["fused"]) for base, new in groups], rng)
+        count = sum(len(base["fused"]) for base, _ in groups)
+        lines.append(f"{label:<22} {count:>5} {len(groups):>3}  " + "  ".join(cells)
+                     + f"  {difference[0]:+.3f} [{difference[1]:+.3f}, {difference[2]:+.3f}]")
+    return lines
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=DATA / "model.onnx")
+    parser.add_argument("--max-chunks", type=int, default=1000)
+    parser.add_argument("--only", help="comma-separated package names")
+    parser.add_argument("--speed-texts", type=int, default=512, help="cards and code views timed per model")
+    parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
+    args = parser.parse_args()
+    files = sorted((DATA / "eval").glob("*.json"))
+    if args.only:
+        files = [file for file in files if file.stem in set(args.only.split(","))]
+    packages = [trimmed(json.loads(file.read_text()), args.max_chunks, SEED) for file in files]
+    say(f"{len(packages)} validation packages, {sum(len(p['chunks']) for p in packages)} chunks, "
+        f"{sum(len(p['queries']) for p in packages)} queries")
+    embedders = {"base": MiniLMEmbedder(threads=1), "new": FileEmbedder(args.model, f"trained:{args.model.name}")}
+    base = scores_of(embedders["base"], packages)
+    say(f"base {MINILM_MODEL_ID} scored")
+    new = scores_of(embedders["new"], packages)
+    say(f"new {args.model.name} scored")
+    speed = texts_per_second(embedders, speed_sample(packages, args.speed_texts))
+    rng = np.random.default_rng(SEED)
+    rows: dict[str, list[tuple[dict, dict]]] = defaultdict(list)
+    by_kind: dict[str, list[tuple[dict, dict]]] = defaultdict(list)
+    for package in packages:
+        name, language = package["package"], package["language"]
+        pair = (base[name], new[name])
+        rows[f"{language}/{name}"].append(pair)
+        rows[f"language {language}"].append(pair)
+        rows["all (mean of packages)"].append(pair)
+        kinds = np.array(base[name]["kind"])
+        for kind in sorted(set(kinds)):
+            chosen = np.flatnonzero(kinds == kind)
+            by_kind[f"kind {kind}"].append(tuple({view: [scores[view][i] for i in chosen] for view in VIEWS}
+                                                 for scores in pair))  # type: ignore[arg-type]
+    ordered = {label: rows[label] for label in sorted(rows, key=lambda label: (label.startswith("all"),
+                                                                               not label.startswith("language"),
+                                                                               label))}
+    for line in table(ordered, rng) + table(dict(by_kind), rng):
+        say(line)
+    for name, views in speed.items():
+        say(f"texts/s {name:<4} (1 session, 1 core, {args.speed_texts} texts, best of {SPEED_ROUNDS}): "
+            + "  ".join(f"{view} {value:.1f}" for view, value in views.items()))
+    if args.json:
+        args.json.write_text(json.dumps({"base": base, "new": new, "speed": speed}))
+
+
+if __name__ == "__main__":
+    main()
