@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Count the hand-set numbers, regexes and word lists that decide the ranking, at any commit.
 
-A hand-set number is a numeric literal other than 0 and 1 (and their negatives) outside docstrings, in the
+A hand-set number is a numeric literal other than 0 and 1 (and their negatives), outside docstrings and not an
+index or a slice bound, in the
 modules that rank: the policy, the evidence and message rules, query shape, fusion, the searcher and the
 graph's heuristics (at commits before the layout move, the same modules under their old flat names). A regex is
 a ``re.compile`` call; a word list is a set, frozenset, tuple or list literal of three or more strings.
@@ -51,10 +52,16 @@ def docstring_nodes(tree: ast.AST) -> set[int]:
     return found
 
 
+def index_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the constants that index or slice (``row[3]``, ``text[:2]``): positions, not choices."""
+    return {id(inner) for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+            for inner in ast.walk(node.slice) if isinstance(inner, ast.Constant)}
+
+
 def count(text: str) -> tuple[int, int, int]:
     """(numbers, regexes, word lists) of one module."""
     tree = ast.parse(text)
-    docstrings = docstring_nodes(tree)
+    docstrings = docstring_nodes(tree) | index_nodes(tree)
     numbers = regexes = word_lists = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """The learned blend against today's hand-set blend and BM25 on the validation packages, with intervals.
 
-Each validation package's sampled queries (the ones ``features.py`` took; none was seen by the fit) are
-searched live through :meth:`Searcher.search` on the package's index (``data/indexes/``, built by
-``features.py``) three ways: ``learned`` (the weights in ``retrievers/rank/learned_blend.json``), ``hand``
-(the hand-set blend) and ``bm25`` (BM25 alone, no focus, no kind priors: the benchmarks' baseline). MRR@10 is
+Each validation package's sampled queries and each validation history's commit queries (the ones
+``features.py`` took; none was seen by the fit) are searched live through :meth:`Searcher.search` on their
+index (``data/indexes/``, built by ``features.py``): ``learned`` (the weights in
+``retrievers/rank/learned_blend.json``), ``hand`` (the hand-set blend, today's default) and ``bm25`` (BM25 alone,
+no focus, no kind priors: the benchmarks' baseline). ``--baseline`` takes the ``hand`` column from an earlier
+run's ``--json`` instead (the same queries, checked), for a checkout without the hand-set blend. MRR@10 is
 scored with the rulers' hit rule and printed per package, per language, per query kind and overall (the mean of
-the package means), each with a 95% bootstrap interval (queries resampled within each package), and the paired
-difference learned - hand.
+the package means), each with a 95% bootstrap interval (queries resampled within each package), with the paired
+difference learned - hand; commit queries also get the issue ruler's function Acc@10 and file Acc@5.
 
-    python training/evaluate.py                      # every validation package with features
-    python training/evaluate.py --split train        # the same table on the training packages (fitted on!)
+    python training/evaluate.py                                   # every validation package with features
+    python training/evaluate.py --split train                     # the training packages (fitted on!)
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
 METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"},
            "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
+# The column a recorded run (``--baseline``) replaces: the hand-set blend, for a checkout that no longer has it.
+RECORDED = "hand"
 RESAMPLES = 2000
 SEED = 0
 
@@ -103,14 +107,16 @@ def table(rows: dict[str, dict[str, dict[str, np.ndarray]]], rng: np.random.Gene
 
     ``rows[label][package][method]`` holds one package's reciprocal ranks of the row's queries.
     """
-    lines = [f"{'':<30} {'n':>5}  " + "  ".join(f"{m:<22}" for m in METHODS) + "  learned - hand"]
+    methods = list(next(iter(next(iter(rows.values())).values())))
+    paired = RECORDED in methods
+    lines = [f"{'':<30} {'n':>5}  " + "  ".join(f"{m:<22}" for m in methods) + ("  learned - hand" if paired else "")]
     for label, packages in rows.items():
-        groups = [scores for scores in packages.values() if len(scores["hand"])]
+        groups = [scores for scores in packages.values() if len(scores["learned"])]
         if not groups:
             continue
-        count = sum(len(scores["hand"]) for scores in groups)
-        cells = [cell([scores[method] for scores in groups], rng) for method in METHODS]
-        difference = cell([scores["learned"] - scores["hand"] for scores in groups], rng)
+        count = sum(len(scores["learned"]) for scores in groups)
+        cells = [cell([scores[method] for scores in groups], rng) for method in methods]
+        difference = cell([scores["learned"] - scores[RECORDED] for scores in groups], rng) if paired else ""
         lines.append(f"{label:<30} {count:>5}  " + "  ".join(f"{c:<22}" for c in cells) + f"  {difference}")
     return lines
 
@@ -119,21 +125,28 @@ def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="validation")
     parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
+    parser.add_argument("--baseline", type=Path, help="a run's --json whose 'hand' column (the hand-set blend) "
+                        "replaces the live one, query by query")
     args = parser.parse_args()
     blend = load_blend()
-    if blend is None:
-        raise SystemExit("no retrievers/rank/learned_blend.json: run training/fit_blend.py first")
+    recorded = json.loads(args.baseline.read_text()) if args.baseline else {}
     records = [r for r in [*package_records(), *repository_records()]
                if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]
     say(f"learned blend {blend.version}; {len(records)} {args.split} packages")
     per_package = {}
     for record in records:
         scores = package_scores(record)
+        if recorded:
+            old = recorded[record["name"]]
+            if old["kind"] != scores["kind"]:
+                raise SystemExit(f"{args.baseline} recorded other queries of {record['name']}")
+            scores.update({key: value for key, value in old.items() if key.startswith(RECORDED)})
         per_package[record["name"]] = (record["language"], scores)
+    methods = list(dict.fromkeys([*METHODS, *([RECORDED] if recorded else [])]))
     rng = np.random.default_rng(SEED)
     rows: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(dict)
     for name, (language, scores) in per_package.items():
-        arrays = {method: np.array(scores[method]) for method in METHODS}
+        arrays = {method: np.array(scores[method]) for method in methods}
         kinds = np.array(scores["kind"])
         rows[f"{language}/{name}"][name] = arrays
         rows[f"language {language}"][name] = arrays
@@ -150,10 +163,10 @@ def main() -> None:  # noqa: D103
         say("commit-message queries: function Acc@10 and file Acc@5 (mean of repositories, 95% intervals)")
         for measure in ("function10", "file5"):
             groups = {method: [np.array(scores[f"{method}_{measure}"])[np.array(scores["kind"]) == "commit_message"]
-                               for scores in commits.values()] for method in METHODS}
-            say(f"  {measure:<11} " + "  ".join(f"{method} {cell(groups[method], rng)}" for method in METHODS))
+                               for scores in commits.values()] for method in methods}
+            say(f"  {measure:<11} " + "  ".join(f"{method} {cell(groups[method], rng)}" for method in methods))
     timings = {method: np.median([ms for _, scores in per_package.values() for ms in scores[f"{method}_ms"]])
-               for method in METHODS}
+               for method in methods}
     say("median milliseconds per search: " + ", ".join(f"{m} {ms:.0f}" for m, ms in timings.items()))
     if args.json:
         args.json.write_text(json.dumps({name: {"language": language, **scores}

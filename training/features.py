@@ -4,8 +4,9 @@
 For each package, the corpus is indexed with grepgraph's own :class:`CodeIndex` (kept under
 ``data/indexes/``; re-runs only update it, and the embedding cache makes re-embedding cheap), each sampled
 query goes through :meth:`Searcher.candidate_table` (the pool the search ranks, with the learned blend's
-columns, :mod:`retrievers.rank.learned`), and each candidate is labelled as the rulers score: the gold's
-path with overlapping lines, or the gold's symbol (or its last part) in the same path. The same query is
+columns, :mod:`retrievers.rank.learned`), and each candidate is labelled as the rulers score (the gold's
+path with overlapping lines, or the gold's symbol, or its last part, in the same path), except that a
+definition around the gold (its class, its module) is no answer (:func:`is_answer`). The same query is
 also searched with today's hand-set blend and with BM25 alone, and the rank of their first hit in the top
 10 is kept, so every table compares like with like. One compressed file per package:
 ``data/features/<package>.npz``.
@@ -27,6 +28,7 @@ import argparse
 import json
 import random
 import sqlite3
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -39,6 +41,7 @@ TRAINING = Path(__file__).resolve().parent
 ROOT = TRAINING.parent
 sys.path.insert(0, str(ROOT))
 
+from grepgraph.retrievers.core.model import CALLABLE_KINDS, CLASS_LIKE_KINDS, TYPE_KINDS  # noqa: E402
 from grepgraph.retrievers.rank.learned import COLUMNS  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.source.languages import is_documentation  # noqa: E402
@@ -51,9 +54,10 @@ FEATURES = DATA / "features"
 MANIFEST = TRAINING / "manifest.json"
 # Queries sampled per package and kind: docstrings (what the rulers ask) weigh most; a code line, a pasted error
 # message and a bug fix's commit message (where the corpus of its parent commit is there) are the other shapes.
-PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20}
+PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20, "name": 15}
+MAX_NAME_DEFINITIONS = 3
 # Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s).
-PLAN = {"train": 5, "validation": 2}
+PLAN = {"train": 7, "validation": 2}
 MAX_FILES = 300  # larger corpora wait for a longer session
 COMMITS_PER_REPOSITORY = 30
 # Source files at the head: the larger histories wait for a longer session (validation ones may be larger, so
@@ -79,6 +83,25 @@ def is_hit(result: dict, gold: dict) -> bool:
         return True
     symbol = result.get("symbol")
     return bool(symbol) and symbol in (gold["symbol"], gold["symbol"].split(".")[-1])
+
+
+def is_answer(result: dict, gold: dict) -> bool:
+    """The label the blend learns: the rulers' hit, except a definition around the gold (its class, its module).
+
+    The rulers count a class as a hit for each of its methods (their lines overlap), so a blend fitted on that
+    rule learns to show the class where a method is asked for; a user asking for ``store_edges`` wants the
+    method. The gold's own symbol, or a definition inside the gold's lines, still counts.
+    """
+    if not is_hit(result, gold):
+        return False
+    symbol = result.get("symbol")
+    if symbol and symbol in (gold["symbol"], gold["symbol"].split(".")[-1]):
+        return True
+    # Only a container is ruled out: the gold's own chunk may span more lines (its doc comment, decorators) or
+    # be named otherwise (``(*T).Method``) than the miner's gold.
+    container = result.get("kind") in CLASS_LIKE_KINDS | {"module"} and gold.get("kind") not in CLASS_LIKE_KINDS
+    around = result["start_line"] <= gold["start_line"] and result["end_line"] >= gold["end_line"]
+    return not (container and around)
 
 
 def first_hit_rank(results: list[dict], golds: list[dict]) -> int:
@@ -144,15 +167,48 @@ def indexed(corpus: Path) -> CodeIndex:
 
 
 def extract(record: dict) -> dict[str, np.ndarray]:
-    """Index one package, gather every sampled query's candidates and label them."""
+    """Index one package, gather every sampled query's candidates (and some name queries) and label them."""
     corpus = corpus_of(record)
-    return gather(record, corpus, indexed(corpus), sampled_queries(record["name"]))
+    index = indexed(corpus)
+    return gather(record, corpus, index, sampled_queries(record["name"]) + name_queries(record, index))
+
+
+def name_queries(record: dict, index: CodeIndex) -> list[dict]:
+    """Definitions asked for by name, as a developer or an agent types one (``parse_duration``, ``Router.add``).
+
+    The mined kinds never ask for a name on its own (in a doc sentence or a code line, a name spelled out is
+    mostly another definition's), so without these a fitted blend learns that an exact name is no answer.
+    A name defined more than :data:`MAX_NAME_DEFINITIONS` times outside tests (``__init__``, ``new``) is skipped.
+    """
+    with closing(sqlite3.connect(index.db_path)) as connection:
+        kinds = sorted(TYPE_KINDS | CALLABLE_KINDS)
+        rows = connection.execute("SELECT path, symbol, kind, start_line, end_line FROM chunks WHERE is_test = 0"
+                                  f" AND kind IN ({','.join('?' * len(kinds))})", kinds).fetchall()  # noqa: S608
+    by_name: dict[str, list[dict]] = defaultdict(list)
+    for path, symbol, kind, start, end in rows:
+        by_name[symbol.rsplit(".", 1)[-1]].append({"path": path, "symbol": symbol, "kind": kind,
+                                                     "start_line": start, "end_line": end})
+    names = sorted(name for name, golds in by_name.items() if len(golds) <= MAX_NAME_DEFINITIONS and len(name) > 2)
+    random.Random(f"{SEED}-{record['name']}-names").shuffle(names)
+    queries = []
+    for number, name in enumerate(names[:PER_KIND["name"]]):
+        golds = by_name[name]
+        # Half asked by the bare name, half by the qualified one where there is one (``Router.add``).
+        if number % 2 and "." in golds[0]["symbol"]:
+            query = golds[0]["symbol"]
+            golds = [gold for gold in golds if gold["symbol"] == query]
+        else:
+            query = name
+        queries.append({"id": f"{record['name']}-name-{number:04d}", "package": record["name"],
+                        "language": record["language"], "kind": "name", "query": query, "gold": golds,
+                        "split": record["split"]})
+    return queries
 
 
 def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) -> dict[str, np.ndarray]:
     """Every query's pooled candidates with their columns and labels, and the hand blend's and BM25's ranks."""
     searcher = Searcher(index)
-    rows, query_of, labels, tests, docs, groups = [], [], [], [], [], []
+    rows, query_of, labels, ruler_labels, tests, docs, groups = [], [], [], [], [], [], []
     per_query: dict[str, list] = defaultdict(list)
     group_ids: dict[tuple[str, str], int] = {}
     try:
@@ -162,8 +218,9 @@ def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) ->
             rows.append(np.stack([columns[name] for name in COLUMNS], axis=1).astype(np.float32))
             for hit in hits:
                 result = {"path": hit.path, "start_line": hit.start_line, "end_line": hit.end_line,
-                          "symbol": hit.symbol}
-                labels.append(any(is_hit(result, gold) for gold in golds))
+                          "symbol": hit.symbol, "kind": hit.kind}
+                labels.append(any(is_answer(result, gold) for gold in golds))
+                ruler_labels.append(any(is_hit(result, gold) for gold in golds))
                 tests.append(hit.is_test)
                 docs.append(is_documentation(hit.path, hit.kind))
                 groups.append(group_ids.setdefault((hit.path, hit.symbol), len(group_ids)))
@@ -180,7 +237,8 @@ def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) ->
         searcher.close()
     return {"columns": np.concatenate(rows) if rows else np.zeros((0, len(COLUMNS)), np.float32),
             "column_names": np.array(COLUMNS), "query": np.array(query_of, dtype=np.int32),
-            "label": np.array(labels, dtype=bool), "is_test": np.array(tests, dtype=bool),
+            "label": np.array(labels, dtype=bool), "ruler_label": np.array(ruler_labels, dtype=bool),
+            "is_test": np.array(tests, dtype=bool),
             "is_doc": np.array(docs, dtype=bool), "group": np.array(groups, dtype=np.int32),
             "package": np.array(record["name"]), "language": np.array(record["language"]),
             "split": np.array(record["split"]), "corpus": np.array(corpus.name),
@@ -211,7 +269,11 @@ def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
     """Index one repository at its pinned head and gather its commit queries whose golds the head still has."""
     from materialise import materialise
 
-    corpus = materialise(record["repo"], record["commit"])
+    try:
+        corpus = materialise(record["repo"], record["commit"])
+    except subprocess.CalledProcessError as error:  # the mirror lacks the pinned commit: fetch it again
+        say(f"  {record['name']}: git archive failed ({error.returncode}), left out")
+        return None
     most = COMMIT_MAX_FILES[record["split"]]
     if sum(1 for path in corpus.rglob("*") if path.suffix in SOURCE_SUFFIXES) > most:
         say(f"  {record['name']}: more than {most} source files, left for a longer session")
@@ -233,12 +295,13 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--only", help="comma-separated package names (done again if done)")
     parser.add_argument("--plan", action="store_true", help="print the planned packages and stop")
     parser.add_argument("--commits", action="store_true", help="the repositories' commit queries instead")
+    parser.add_argument("--again", action="store_true", help="make the features files that exist again too")
     args = parser.parse_args()
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in repository_records():
             wanted = args.only is None or record["name"] in args.only.split(",")
-            if not wanted or (FEATURES / f"{record['name']}.npz").exists():
+            if not wanted or (FEATURES / f"{record['name']}.npz").exists() and not args.again:
                 continue
             say(f"{record['name']:<24} {record['language']:<11} {record['split']}")
             arrays = extract_commits(record)
@@ -250,7 +313,8 @@ def main() -> None:  # noqa: D103
         wanted = set(args.only.split(","))
         chosen = [record for record in records if record["name"] in wanted]
     else:
-        chosen = [record for record in plan(records) if not (FEATURES / f"{record['name']}.npz").exists()]
+        chosen = [record for record in plan(records)
+                  if args.again or not (FEATURES / f"{record['name']}.npz").exists()]
     for record in chosen:
         say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} files={record.get('files')} "
             f"queries={len(sampled_queries(record['name']))}")

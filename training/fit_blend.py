@@ -6,7 +6,7 @@ fitted per query: listwise (softmax cross-entropy of the gold candidates among t
 (RankNet: each gold against each other candidate), with an L2 penalty. The focus rule the Searcher applies
 after scoring (tests and documentation demoted under ``implementation``) is a fixed offset in the fit, so
 the weights learn what the rule leaves. Which feature set, loss and penalty ship is chosen by
-leave-one-project-out cross-validation on the training packages (MRR@10 of the ranking the Searcher would
+project-grouped 10-fold cross-validation on the training packages (MRR@10 of the ranking the Searcher would
 return: the pool cut at the candidate depth, demoted, duplicates collapsed), never on validation packages
 or the rulers.
 
@@ -76,6 +76,7 @@ PENALTIES = (1e-5, 1e-4, 1e-3)
 # Searcher ranks a query showing it with the hand-set blend (``unsupported`` in the weights file).
 MIN_SUPPORT_QUERIES = 20
 LOSSES = ("listwise", "pairwise")
+FOLDS = 10
 
 
 @dataclass
@@ -106,8 +107,12 @@ class Package:
         return np.searchsorted(self.query, np.arange(self.queries + 1))
 
 
-def load_packages(folder: Path = FEATURES) -> list[Package]:
-    """Every features file, with the focus offsets of the default focus (``implementation``)."""
+def load_packages(folder: Path = FEATURES, labels: str = "label") -> list[Package]:
+    """Every features file, with the focus offsets of the default focus (``implementation``).
+
+    ``labels``: ``label`` (a definition around the gold, its class or module, is no answer) or ``ruler_label``
+    (the rulers' overlap rule, which counts a class as a hit for each of its methods).
+    """
     manifest = json.loads(MANIFEST.read_text())
     projects = {record["name"]: record.get("project", record["name"])
                 for record in (*manifest["packages"], *manifest["repositories"])}
@@ -122,7 +127,7 @@ def load_packages(folder: Path = FEATURES) -> list[Package]:
         columns.update({name: np.concatenate([p[name] for p in pooled]) for name in POOL_COLUMNS})
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
-                                data["label"], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
+                                data[labels], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
                                 data["kind"], data["hand_rank"], data["bm25_rank"],
                                 hashlib.sha256(path.read_bytes()).hexdigest(),
                                 projects.get(str(data["package"]), str(data["package"]))))
@@ -312,17 +317,29 @@ def without_dense(features: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(feature for feature in features if not set(feature.split("*")) & DENSE_PARTS)
 
 
+def project_folds(packages: list[Package]) -> dict[str, int]:
+    """Each project's fold: projects in a seeded order, dealt round-robin (leave-one-out with few projects)."""
+    projects = sorted({p.project for p in packages})
+    np.random.default_rng(0).shuffle(projects)
+    return {project: index % FOLDS for index, project in enumerate(projects)}
+
+
 def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]],
                    unsupported: set[str]) -> list[dict]:
-    """Leave-one-project-out MRR@10 of each (feature set, loss, penalty), macro-averaged over packages."""
+    """Project-grouped cross-validated MRR@10 of each (feature set, loss, penalty), macro-averaged over packages.
+
+    Projects are dealt into :data:`FOLDS` folds (a project's package and git history always together); each
+    fold is held out once.
+    """
     rows = []
+    fold_of = project_folds(packages)
     for set_name, loss, penalty in configs:
         features = supported(FEATURE_SETS[set_name], unsupported)
         started = time.perf_counter()
         per_query = {}
-        for project in sorted({p.project for p in packages}):
-            weights = fit([p for p in packages if p.project != project], features, loss, penalty)
-            for held in (p for p in packages if p.project == project):
+        for fold in sorted(set(fold_of.values())):
+            weights = fit([p for p in packages if fold_of[p.project] != fold], features, loss, penalty)
+            for held in (p for p in packages if fold_of[p.project] == fold):
                 per_query[held.name] = reciprocal_ranks(held, features, weights)
         rows.append({"features": set_name, "loss": loss, "penalty": penalty,
                      "MRR@10": float(np.mean([rr.mean() for rr in per_query.values()])), "per_query": per_query,
@@ -361,7 +378,7 @@ def manifest_digest() -> str:
 
 
 def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
-                command: str, counts: dict[str, int], unsupported: set[str]) -> None:
+                command: str, counts: dict[str, int], unsupported: set[str], labels: str) -> None:
     """The weights file: both models with their feature names, and what produced them."""
     features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     data = {
@@ -372,7 +389,8 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                                   for p in packages},
                      "queries": int(sum(p.queries for p in packages)),
                      "loss": chosen["loss"], "penalty": chosen["penalty"],
-                     "cv_mrr10": round(chosen["MRR@10"], 4),
+                     "cv_mrr10": None if math.isnan(chosen["MRR@10"]) else round(chosen["MRR@10"], 4),
+                     "labels": labels,
                      "queries_with_column": counts},
         "unsupported": sorted(unsupported),
         "models": {
@@ -386,12 +404,15 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cv", action="store_true", help="print the cross-validation table only")
+    parser.add_argument("--no-cv", action="store_true", help="fit the one configuration given, no cross-validation")
     parser.add_argument("--features", default=",".join(FEATURE_SETS), help="feature sets to try")
     parser.add_argument("--losses", default=",".join(LOSSES))
     parser.add_argument("--penalties", default=",".join(map(str, PENALTIES)))
     parser.add_argument("--out", type=Path, default=BLEND_FILE)
+    parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
+                        help="what counts as a right answer (see load_packages)")
     args = parser.parse_args()
-    packages = [p for p in load_packages() if p.split == "train"]
+    packages = [p for p in load_packages(labels=args.labels) if p.split == "train"]
     say(f"{len(packages)} training packages, {sum(p.queries for p in packages)} queries "
           f"({', '.join(sorted({p.language for p in packages}))})")
     configs = [(f, loss, float(penalty)) for f in args.features.split(",") for loss in args.losses.split(",")
@@ -400,21 +421,27 @@ def main() -> None:  # noqa: D103
     unsupported = {name for name, count in counts.items() if count < MIN_SUPPORT_QUERIES}
     say(f"columns set in fewer than {MIN_SUPPORT_QUERIES} training queries (left out, hand-set blend there): "
         f"{', '.join(sorted(unsupported)) or 'none'}")
-    rows = cross_validate(packages, configs, unsupported)
-    say(f"  hand-set blend (today)     MRR@10 {baseline_row(packages, 'hand_rank'):.4f}")
-    say(f"  BM25                       MRR@10 {baseline_row(packages, 'bm25_rank'):.4f}")
-    chosen = max(rows, key=lambda row: row["MRR@10"])
-    say(f"held out, per language and kind (mean of package means), {chosen['features']} {chosen['loss']} "
-        f"{chosen['penalty']:g}:")
-    for line in breakdown(packages, chosen):
-        say(line)
+    if args.no_cv:
+        if len(configs) != 1:
+            parser.error("--no-cv fits one configuration: give one feature set, loss and penalty")
+        set_name, loss, penalty = configs[0]
+        chosen = {"features": set_name, "loss": loss, "penalty": penalty, "MRR@10": float("nan")}
+    else:
+        rows = cross_validate(packages, configs, unsupported)
+        say(f"  hand-set blend (today)     MRR@10 {baseline_row(packages, 'hand_rank'):.4f}")
+        say(f"  BM25                       MRR@10 {baseline_row(packages, 'bm25_rank'):.4f}")
+        chosen = max(rows, key=lambda row: row["MRR@10"])
+        say(f"held out, per language and kind (mean of package means), {chosen['features']} {chosen['loss']} "
+            f"{chosen['penalty']:g}:")
+        for line in breakdown(packages, chosen):
+            say(line)
     if args.cv:
         return
     features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     full = fit(packages, features, chosen["loss"], chosen["penalty"])
     lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
     command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
-    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported)
+    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported, args.labels)
     say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
     for name, weight in zip(features, full):
         say(f"  {name:<34} {weight:+.3f}")

@@ -5,8 +5,9 @@ type lifts, each a constant someone chose. Here every candidate of the pool gets
 evidence of :class:`retrievers.rank.search.Searcher`, what kind of definition it is, its members' evidence, and
 the query's shape as 0/1 flags); a model names its features as columns or products of columns (``long*bm25``)
 and scores ``exp(weights . features)``, so the focus rule still multiplies the score as it does everywhere.
-The weights are fitted on queries mined from packages outside the rulers (``training/fit_blend.py``) and kept
-with the command and data manifest that produced them in ``learned_blend.json`` next to this module.
+The weights are fitted on queries mined from packages outside the rulers (``training/fit_blend.py``,
+cross-validated by project) and kept with the command and data manifest that produced them in
+``learned_blend.json`` next to this module.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -96,8 +98,10 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     found = [rows.get(chunk_id, NO_ROW) for chunk_id in ids]
 
     def evidence(name: str) -> np.ndarray:
-        values = components.get(name, {})
-        return np.fromiter((values.get(chunk_id, 0.0) for chunk_id in ids), dtype=np.float64, count=size)
+        values = components.get(name)
+        if not values:
+            return np.zeros(size)
+        return np.fromiter(map(values.get, ids, repeat(0.0)), dtype=np.float64, count=size)
 
     columns = {name: evidence(name) for name in EVIDENCE}
     columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
@@ -150,11 +154,17 @@ NO_ROW = PoolRow("", "", "")
 
 def file_words(path: str, query_words: set[str]) -> float:
     """Share of the words of a file's name (``http_client.py``: http, client) the query uses."""
-    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    parts = [part for part in split_identifier(name) if len(part) > 1]
+    parts = file_name_words(path)
     if not parts or not query_words:
         return 0.0
-    return sum(stem(part) in query_words for part in parts) / len(parts)
+    return sum(part in query_words for part in parts) / len(parts)
+
+
+@lru_cache(maxsize=65536)
+def file_name_words(path: str) -> tuple[str, ...]:
+    """The stemmed words of a file's name, once per path (every search of a repository meets the same files)."""
+    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return tuple(stem(part) for part in split_identifier(name) if len(part) > 1)
 
 
 def owner_of(row: PoolRow) -> tuple[str, str] | None:
