@@ -136,7 +136,9 @@ The file's `[{table}]` table; flags `--bm25-backend`, `--embedding`, `--views`, 
 index` stores them in the index, later runs and searches reopen it with them, and `grepgraph status` shows them
 and what the next `index` would change. A change of embedding model re-embeds the index. `minilm-quantized` is
 the same model quantized once per machine (~1.45× fewer CPU-seconds per text, MRR@10 0.009 lower on the
-docstring ruler: [BENCHMARKS.md](../BENCHMARKS.md)). An embedding server that doesn't answer (`--embedding
+docstring ruler: [BENCHMARKS.md](../BENCHMARKS.md)). `code-minilm` is all-MiniLM-L6-v2 fine-tuned on code by
+grepgraph, shipped with it, as fast to embed ([its model card](../retrievers/dense/data/MODEL_CARD-code-minilm.md)).
+An embedding server that doesn't answer (`--embedding
 ollama:<model>` with Ollama down) is one line and exit status 2: a switch to it is refused before anything
 changes, and an index already built with it keeps its lexical index up to date (search goes on without vectors
 and says so in `trace`); `--embedding minilm` switches back.""",

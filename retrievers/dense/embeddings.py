@@ -1,4 +1,4 @@
-"""The embedder an index's ``embedding_model`` setting names: the bundled MiniLM (offline) or an Ollama model.
+"""The embedder an index's ``embedding_model`` setting names: a bundled MiniLM (offline) or an Ollama model.
 
 The models themselves live in :mod:`~retrievers.dense.minilm` and :mod:`~retrievers.dense.ollama`.
 """
@@ -9,17 +9,20 @@ from ..core.run_settings import DEFAULT_LLM_BASE_URL
 from .minilm import MiniLMEmbedder, shared_embedder
 from .ollama import OllamaEmbedder
 
-# Names of the two in the embedding_model setting; plain "minilm" (the packaged model) is the default.
-MINILM, MINILM_QUANTIZED = "minilm", "minilm-quantized"
+# Names of the bundled ones in the embedding_model setting; plain "minilm" (the packaged model) is the default.
+MINILM, MINILM_QUANTIZED, CODE_MINILM = "minilm", "minilm-quantized", "code-minilm"
 
 
 def embedder_for(name: str, ollama_url: str = DEFAULT_LLM_BASE_URL) -> MiniLMEmbedder | OllamaEmbedder:
-    """The embedder an index setting names: ``minilm`` (default, offline), ``minilm-quantized``, ``ollama:<model>``."""
-    if name in (MINILM, MINILM_QUANTIZED):
-        return shared_embedder(quantized=name == MINILM_QUANTIZED)
+    """The embedder an index setting names.
+
+    ``minilm`` (default, offline), ``minilm-quantized``, ``code-minilm`` (bundled) or ``ollama:<model>``.
+    """
+    if name in (MINILM, MINILM_QUANTIZED, CODE_MINILM):
+        return shared_embedder(quantized=name == MINILM_QUANTIZED, code=name == CODE_MINILM)
     if name.startswith("ollama:") and len(name) > len("ollama:"):
         return OllamaEmbedder(name.split(":", 1)[1], ollama_url)
     raise ValueError(
-        f"unknown embedding model {name!r}; use 'minilm', 'minilm-quantized' or 'ollama:<model>'"
+        f"unknown embedding model {name!r}; use 'minilm', 'minilm-quantized', 'code-minilm' or 'ollama:<model>'"
         " (e.g. ollama:nomic-embed-text)"
     )

@@ -7,7 +7,8 @@ by :mod:`~retrievers.dense.derived_models`; the packaged file itself when that c
 ``minilm-quantized`` runs its dynamically quantized copy: ~1.5x fewer CPU-seconds per text,
 but it ranked lower on the docstring ruler (MRR@10 0.633 -> 0.624), so it is opt-in. Batches
 are sorted by length and padded per batch: padding every text to the maximum length made
-embedding several times slower.
+embedding several times slower. ``code-minilm`` runs grepgraph's own code-trained MiniLM (same tokenizer,
+384 dimensions; data/MODEL_CARD-code-minilm.md), shipped in ``data/`` and run as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .model_files import minilm_files
+from .model_files import code_model_file, minilm_files
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 MINILM_MODEL_ID = "all-MiniLM-L6-v2-int8"
 # Its dynamically quantized copy: other vectors, so another id (and other vector keys, cache entries, collections).
 MINILM_QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-dynint8"
+# all-MiniLM-L6-v2 fine-tuned on code here (training/embedding/): other vectors, so another id.
+CODE_MINILM_MODEL_ID = "grepgraph-code-minilm-v1"
 MINILM_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # Small batches: texts are sorted by length, so a small batch pads least. On 2 cores, 8 texts per call
@@ -73,6 +76,7 @@ class MiniLMEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
         quantized: bool = False,
+        code: bool = False,
     ) -> None:
         """Configure the embedder; the model itself loads on first use.
 
@@ -83,11 +87,13 @@ class MiniLMEmbedder:
                 (default: all cores, capped at 4). A query, or a call of few texts, uses one.
             quantized: Run the dynamically quantized copy of the model (made on first use); when it
                 can't be made (no ``onnx`` package, no writable cache) the packaged model runs instead.
+            code: Run the code-trained model shipped with grepgraph instead (``quantized`` is then ignored).
         """
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads or min(4, os.cpu_count() or 1)
         self.quantized = quantized
+        self.code = code
         self._model_path: Path | None = None
         self._model_id = MINILM_MODEL_ID
         self._session: Any = None
@@ -112,6 +118,9 @@ class MiniLMEmbedder:
     def _resolve_model_path(self) -> tuple[Path, str]:
         from .derived_models import quantized_model, unguarded_model
 
+        if self.code:
+            # Exported from torch: no NaN guards to strip, so it runs as shipped.
+            return code_model_file(), CODE_MINILM_MODEL_ID
         packaged = minilm_files()[0]
         if self.quantized:
             try:
@@ -229,13 +238,14 @@ class MiniLMEmbedder:
         return self.embed([text])[0]
 
 
-_shared: dict[bool, MiniLMEmbedder] = {}
+_shared: dict[tuple[bool, bool], MiniLMEmbedder] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_embedder(quantized: bool = False) -> MiniLMEmbedder:
+def shared_embedder(quantized: bool = False, code: bool = False) -> MiniLMEmbedder:
     """One MiniLM (of each kind) per process: every index and searcher in a server or benchmark shares it."""
+    kind = (quantized and not code, code)
     with _shared_lock:
-        if quantized not in _shared:
-            _shared[quantized] = MiniLMEmbedder(quantized=quantized)
-        return _shared[quantized]
+        if kind not in _shared:
+            _shared[kind] = MiniLMEmbedder(quantized=kind[0], code=code)
+        return _shared[kind]

