@@ -5,10 +5,11 @@ A model is a linear score over named features (columns of :mod:`retrievers.rank.
 fitted per query: listwise (softmax cross-entropy of the gold candidates among the pool) or pairwise
 (RankNet: each gold against each other candidate), with an L2 penalty. The focus rule the Searcher applies
 after scoring (tests and documentation demoted under ``implementation``) is a fixed offset in the fit, so
-the weights learn what the rule leaves. Which feature set, loss and penalty ship is chosen by
-project-grouped 10-fold cross-validation on the training packages (MRR@10 of the ranking the Searcher would
-return: the pool cut at the candidate depth, demoted, duplicates collapsed), never on validation packages
-or the rulers.
+the weights learn what the rule leaves; the ``focused`` feature set learns the demotion itself instead (a
+weight on ``out_of_focus``, which the Searcher then applies in place of the rule's factor). Which feature set,
+loss and penalty ship is chosen by project-grouped 10-fold cross-validation on the training packages (MRR@10
+of the ranking the Searcher would return: the pool cut at the candidate depth, demoted, duplicates collapsed),
+never on validation packages or the rulers.
 
     python training/fit_blend.py --cv            # the cross-validation table, nothing written
     python training/fit_blend.py                 # choose by cross-validation, fit on every training package, write
@@ -68,8 +69,12 @@ BOTH = (*STANDARDISED, *SQUARED[len(CROSSED):])
 PER_LANGUAGE = (*STANDARDISED, *(f"lang_{language}*{name}" for language in LANGUAGES
                                  for name in ("card", "code", "bm25", "name", "lines")))
 RANKED = (*BOTH, *(name for name in POOL_COLUMNS if name.endswith("_rr")))
+# The focus demotion learned too: a weight on how many reasons the focus has to demote a candidate (instead of
+# the fixed factor of ``focus_factor``, which the other sets take as an offset).
+FOCUS_COLUMN = "out_of_focus"
+FOCUSED = (*RANKED, FOCUS_COLUMN)
 FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardised": STANDARDISED, "both": BOTH,
-                "ranked": RANKED, "per_language": PER_LANGUAGE}
+                "ranked": RANKED, "focused": FOCUSED, "per_language": PER_LANGUAGE}
 DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z", "card_rr", "code_rr"})
 PENALTIES = (1e-5, 1e-4, 1e-3)
 # A column set in fewer training queries than this has no weight worth trusting: the model leaves it out, and the
@@ -126,6 +131,7 @@ def load_packages(folder: Path = FEATURES, labels: str = "label") -> list[Packag
                   for start, end in zip(bounds[:-1], bounds[1:])]
         columns.update({name: np.concatenate([p[name] for p in pooled]) for name in POOL_COLUMNS})
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
+        columns[FOCUS_COLUMN] = demoted.astype(np.float64)  # files made before the column was gathered lack it
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
                                 data[labels], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
                                 data["kind"], data["hand_rank"], data["bm25_rank"],
@@ -155,7 +161,7 @@ def stack(packages: list[Package], features: tuple[str, ...]) -> Stacked:
         for start, end in zip(bounds[:-1], bounds[1:]):
             if package.label[start:end].any():
                 matrices.append(matrix[start:end])
-                offsets.append(package.offset[start:end])
+                offsets.append(package.offset[start:end] * (FOCUS_COLUMN not in features))
                 labels.append(package.label[start:end])
                 counts.append(end - start)
         kept = len(counts) - len(weights)
@@ -293,7 +299,8 @@ def reciprocal_ranks(package: Package, features: tuple[str, ...], weights: np.nd
         if not len(rows):
             continue
         kept = rows[np.argsort(-scores[rows], kind="stable")[:depth]]
-        final = kept[np.argsort(-(scores[kept] + package.offset[kept]), kind="stable")]
+        offset = package.offset[kept] * (FOCUS_COLUMN not in features)
+        final = kept[np.argsort(-(scores[kept] + offset), kind="stable")]
         seen: set[int] = set()
         shown = []
         for row in final:

@@ -50,8 +50,8 @@ class Gathered:
     cosines: bool
     signal: LexicalSignal
 
-    def columns(self, kind_priors: bool) -> tuple[list[int], dict[str, np.ndarray]]:
+    def columns(self, kind_priors: bool, focus: str = "implementation") -> tuple[list[int], dict[str, np.ndarray]]:
         """The pool in a fixed order and the learned blend's columns for it (no subclasses without kind priors)."""
         ids = sorted(self.pool)
         return ids, candidate_columns(ids, self.rows, self.components, self.shape, self.exceptions,
-                                      self.subclasses if kind_priors else set(), self.words)
+                                      self.subclasses if kind_priors else set(), self.words, focus)

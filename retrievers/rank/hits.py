@@ -89,7 +89,7 @@ def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
 def pool_rows(connection: sqlite3.Connection, ids: set[int] | list[int]) -> dict[int, PoolRow]:
     """Path, symbol and kind of each pooled chunk: what the learned blend's features read (no texts)."""
     return {row[0]: PoolRow(*row[1:]) for batch, marks in batched(sorted(ids)) for row in connection.execute(
-        f"SELECT id, path, symbol, kind, start_line, end_line, language FROM chunks WHERE id IN ({marks})",  # noqa: S608
+        f"SELECT id, path, symbol, kind, start_line, end_line, language, is_test FROM chunks WHERE id IN ({marks})",  # noqa: S608
         batch)}
 
 
@@ -103,7 +103,7 @@ def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dic
     found = {}
     for batch, marks in batched(sorted({path for path, _ in owners})):
         for chunk_id, *row in connection.execute(
-                "SELECT id, path, symbol, kind, start_line, end_line, language FROM chunks"
+                "SELECT id, path, symbol, kind, start_line, end_line, language, is_test FROM chunks"
                 f" WHERE path IN ({marks}) AND kind IN ({kinds})", (*batch, *TYPE_KINDS)):  # noqa: S608
             if (row[0], row[1]) in owners:
                 found[chunk_id] = PoolRow(*row)

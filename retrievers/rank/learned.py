@@ -4,7 +4,8 @@ The hand-set blend (:mod:`retrievers.rank.ranking`) adds weighted evidence, then
 type lifts, each a constant someone chose. Here every candidate of the pool gets a row of named columns (the
 evidence of :class:`retrievers.rank.search.Searcher`, what kind of definition it is, its members' evidence, and
 the query's shape as 0/1 flags); a model names its features as columns or products of columns (``long*bm25``)
-and scores ``exp(weights . features)``, so the focus rule still multiplies the score as it does everywhere.
+and scores ``exp(weights . features)``. The focus is a column too (``out_of_focus``): a model that weighs it
+demotes tests and documentation by its own learned factor, and the focus rule's is not applied on top.
 The weights are fitted on queries mined from packages outside the rulers (``training/fit_blend.py``,
 cross-validated by project) and kept with the command and data manifest that produced them in
 ``learned_blend.json`` next to this module.
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..core.model import TYPE_KINDS
 from ..lexical.tokenize import split_identifier, stem
+from ..source.languages import is_documentation
 
 BLEND_FILE = Path(__file__).with_name("learned_blend.json")
 # Evidence the Searcher gathers, by component name (absent means 0).
@@ -40,6 +42,7 @@ CANDIDATE_COLUMNS = (
     "exception_type",  # an exception type of the repository, for a query worded like one's description
     "subclass",  # a subclass of the base class a description opens with
     "lines",  # log(1 + the definition's length in lines)
+    "out_of_focus",  # how many reasons the focus has to demote it (a test, documentation: see focus_factor)
     "file_words",  # share of the file name's words the query uses
     *(f"lang_{language}" for language in LANGUAGES),
 )
@@ -85,11 +88,12 @@ class PoolRow:
     start_line: int = 0
     end_line: int = 0
     language: str = ""
+    is_test: bool = False
 
 
 def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict[str, dict[int, float]],
                       shape: QueryShape, exceptions: dict[int, str] | set[int], subclasses: set[str],
-                      query_words: set[str]) -> dict[str, np.ndarray]:
+                      query_words: set[str], focus: str = "implementation") -> dict[str, np.ndarray]:
     """Every column of :data:`COLUMNS` and :data:`POOL_COLUMNS` for the candidates ``ids`` (in that order).
 
     ``query_words`` are the query's stemmed words a name may use (as name coverage reads them).
@@ -117,6 +121,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["exception_type"] = np.array([chunk_id in exceptions for chunk_id in ids], dtype=np.float64)
     columns["lines"] = np.log1p([max(row.end_line - row.start_line + 1, 1) for row in found])
     columns["file_words"] = np.array([file_words(row.path, query_words) for row in found], dtype=np.float64)
+    columns["out_of_focus"] = np.array([out_of_focus(row, focus) for row in found], dtype=np.float64)
     languages = ["typescript" if row.language == "tsx" else row.language for row in found]
     for language in LANGUAGES:
         columns[f"lang_{language}"] = np.array([value == language for value in languages], dtype=np.float64)
@@ -167,6 +172,13 @@ def file_name_words(path: str) -> tuple[str, ...]:
     return tuple(stem(part) for part in split_identifier(name) if len(part) > 1)
 
 
+def out_of_focus(row: PoolRow, focus: str) -> int:
+    """How many times :func:`retrievers.rank.ranking.focus_factor` would demote this candidate under ``focus``."""
+    if focus == "implementation":
+        return int(row.is_test) + int(bool(row.path) and is_documentation(row.path, row.kind))
+    return int(focus == "tests" and not row.is_test)
+
+
 def owner_of(row: PoolRow) -> tuple[str, str] | None:
     """The (path, type) a method belongs to, or ``None`` for anything that is not a member."""
     if row.kind in CALLABLE_KINDS and "." in row.symbol:
@@ -212,6 +224,11 @@ class LinearModel:
     def score(self, columns: dict[str, np.ndarray]) -> np.ndarray:
         """``weights . features`` per candidate (a log-score: higher is better)."""
         return design_matrix(columns, self.features) @ self.weights
+
+    @property
+    def weighs_focus(self) -> bool:
+        """Whether the model demotes out-of-focus candidates itself (a learned factor instead of focus_factor's)."""
+        return any("out_of_focus" in feature.split("*") for feature in self.features)
 
     @property
     def evidence(self) -> frozenset[str]:

@@ -277,16 +277,18 @@ class Searcher:
             found = gather(learned=learned is not None)
             cut = depth or candidate_depth(limit)
             hits = None
+            focused = False  # whether the scores already demote what is out of focus
             if learned is not None:
-                ids, columns = found.columns(kind_priors)
+                ids, columns = found.columns(kind_priors, focus)
                 if learned.covers(columns):
-                    hits = scored_hits(snapshot.connection, ids, learned.model(found.cosines).score(columns),
-                                       found.components, cut)
+                    model = learned.model(found.cosines)
+                    hits = scored_hits(snapshot.connection, ids, model.score(columns), found.components, cut)
+                    focused = model.weighs_focus
                 else:  # evidence the fit never saw (a mentioned file, a command line): the hand-set blend ranks
                     found = gather(learned=False)
             if hits is None:
                 hits = self._hand_hits(snapshot, found, fusion, cut, deadline)
-        for hit in hits:
+        for hit in hits if not focused else ():
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
         return collapse_duplicates(hits)[:limit], found.signal
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from grepgraph.retrievers.rank import search as search_module
 from grepgraph.retrievers.rank.learned import BLEND_FILE, read_blend
@@ -84,3 +85,15 @@ def test_a_query_showing_unsupported_evidence_is_ranked_by_the_hand_set_blend(se
 def test_the_shipped_blend_finds_a_described_function(searcher):
     hits, _ = searcher.search("Write seconds as hours and minutes", 3, blend="learned")
     assert hits[0].symbol == "format_duration"
+
+
+def test_a_model_with_a_learned_focus_weight_demotes_tests_by_it_alone(searcher, monkeypatch, tmp_path):
+    use_blend(monkeypatch, tmp_path, {"features": ["name", "bm25", "out_of_focus"], "weights": [4.0, 1.0, -3.0]})
+    focused, _ = searcher.search("parse duration", 5, blend="learned")
+    unfocused, _ = searcher.search("parse duration", 5, blend="learned", focus="all")
+
+    def ratio(hits):
+        score = {hit.symbol: hit.score for hit in hits}
+        return score["test_parse_duration"] / score["parse_duration"]
+
+    assert ratio(focused) == pytest.approx(ratio(unfocused) * np.exp(-3.0))  # e^-3, not also focus_factor's 0.5

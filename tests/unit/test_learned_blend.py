@@ -119,3 +119,18 @@ def test_a_blend_covers_candidates_unless_an_unsupported_column_is_set(tmp_path)
     quiet = {"mention": np.zeros(3), "long": np.zeros(3), "bm25": np.ones(3)}
     assert blend.covers(quiet)
     assert not blend.covers({**quiet, "mention": np.array([0.0, 0.5, 0.0])})
+
+
+@pytest.mark.parametrize(("focus", "expected"), [("implementation", [0, 1, 1, 2]), ("tests", [1, 0, 1, 0]),
+                                                 ("all", [0, 0, 0, 0])])
+def test_out_of_focus_counts_the_demotions_the_focus_rule_would_apply(focus, expected):
+    rows = {1: PoolRow("src/a.py", "f", "function"), 2: PoolRow("tests/test_a.py", "test_f", "function", is_test=True),
+            3: PoolRow("docs/guide.md", "Guide", "text"), 4: PoolRow("tests/notes.md", "Notes", "text", is_test=True)}
+    ids = sorted(rows)
+    columns = candidate_columns(ids, rows, {}, SHORT_DESCRIPTION, {}, set(), set(), focus)
+    assert columns["out_of_focus"].tolist() == expected
+
+
+def test_a_model_reading_the_focus_column_demotes_by_itself(tmp_path):
+    assert read_blend(blend_file(tmp_path, ["bm25", "out_of_focus"], [1.0, -3.0])).full.weighs_focus
+    assert not read_blend(blend_file(tmp_path, ["bm25"], [1.0])).full.weighs_focus
