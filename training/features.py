@@ -64,7 +64,6 @@ COMMITS_PER_REPOSITORY = 30
 # every language keeps a held-out history).
 COMMIT_MAX_FILES = {"train": 250, "validation": 400}
 LIMIT = 10
-SOURCE_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java"})
 SEED = 0
 METHODS = {"hand": {"blend": "hand"}, "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
 
@@ -253,21 +252,21 @@ def repository_records() -> list[dict]:
     return [record for record in manifest["repositories"] if (QUERIES / f"{record['name']}.jsonl").exists()]
 
 
-def head_golds(index: CodeIndex, golds: list[dict]) -> list[dict]:
-    """The golds the head still defines (same path and symbol), with the head's lines."""
+def head_golds(connection: sqlite3.Connection, golds: list[dict]) -> list[dict]:
+    """The golds the head's index still defines (same path and symbol), with the head's lines."""
     kept = []
-    with closing(sqlite3.connect(index.db_path)) as connection:
-        for gold in golds:
-            row = connection.execute("SELECT start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
-                                     " ORDER BY start_line LIMIT 1", (gold["path"], gold["symbol"])).fetchone()
-            if row:
-                kept.append({**gold, "start_line": row[0], "end_line": row[1]})
+    for gold in golds:
+        row = connection.execute("SELECT start_line, end_line FROM chunks WHERE path = ? AND symbol = ?"
+                                 " ORDER BY start_line LIMIT 1", (gold["path"], gold["symbol"])).fetchone()
+        if row:
+            kept.append({**gold, "start_line": row[0], "end_line": row[1]})
     return kept
 
 
 def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
     """Index one repository at its pinned head and gather its commit queries whose golds the head still has."""
     from materialise import materialise
+    from mining.common import EXTENSIONS
 
     try:
         corpus = materialise(record["repo"], record["commit"])
@@ -275,16 +274,17 @@ def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
         say(f"  {record['name']}: git archive failed ({error.returncode}), left out")
         return None
     most = COMMIT_MAX_FILES[record["split"]]
-    if sum(1 for path in corpus.rglob("*") if path.suffix in SOURCE_SUFFIXES) > most:
+    if sum(1 for path in corpus.rglob("*") if path.suffix in EXTENSIONS) > most:
         say(f"  {record['name']}: more than {most} source files, left for a longer session")
         return None
     index = indexed(corpus)
     queries = []
-    for line in (QUERIES / f"{record['name']}.jsonl").read_text().splitlines():
-        query = json.loads(line)
-        golds = head_golds(index, query["gold"]) if query["kind"] == "commit_message" else []
-        if golds:
-            queries.append({**query, "gold": golds})
+    with closing(sqlite3.connect(index.db_path)) as connection:
+        for line in (QUERIES / f"{record['name']}.jsonl").read_text().splitlines():
+            query = json.loads(line)
+            golds = head_golds(connection, query["gold"]) if query["kind"] == "commit_message" else []
+            if golds:
+                queries.append({**query, "gold": golds})
     random.Random(f"{SEED}-{record['name']}-commits").shuffle(queries)
     say(f"  {record['name']}: {len(queries)} commit queries whose golds the head still has")
     return gather(record, corpus, index, queries[:COMMITS_PER_REPOSITORY])

@@ -18,6 +18,7 @@ import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -109,6 +110,16 @@ def repository_record(entry: dict, pinned: dict) -> dict:
     return record
 
 
+def attempt(make_record: Callable[[dict, dict], dict], entry: dict, old: dict, failures: list[str]) -> dict | None:
+    """One entry's manifest record (given its previous one), or ``None`` after saying why it failed."""
+    try:
+        return make_record(entry, old.get(entry["name"], {}))
+    except (FetchError, OSError, subprocess.CalledProcessError) as error:
+        failures.append(entry["name"])
+        say(f"FAILED {entry['name']}: {error}")
+        return None
+
+
 def main() -> None:
     """Fetch the packages, check the repositories, write the manifest."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -123,22 +134,16 @@ def main() -> None:
             if entry["name"] in old:
                 records.append(old[entry["name"]])
             continue
-        try:
-            record = fetch_package(entry, old.get(entry["name"], {}))
-        except (FetchError, OSError, subprocess.CalledProcessError) as error:
-            failures.append(entry["name"])
-            say(f"FAILED {entry['name']}: {error}")
+        record = attempt(fetch_package, entry, old, failures)
+        if record is None:
             continue
         records.append(record)
         say(f"{record['name']:28} {record['language']:10} {record['version']:24} "
             f"{record.get('licence', '-'):28} {record.get('files', 0):5} files {record.get('dropped', '')}")
     repositories = []
     for entry in config.get("repositories", []):
-        try:
-            record = repository_record(entry, old.get(entry["name"], {}))
-        except (FetchError, OSError, subprocess.CalledProcessError) as error:
-            failures.append(entry["name"])
-            say(f"FAILED {entry['name']}: {error}")
+        record = attempt(repository_record, entry, old, failures)
+        if record is None:
             continue
         repositories.append(record)
         say(f"{record['name']:28} {record['language']:10} {record['repo']:40} {record.get('commit', '')[:12]} "

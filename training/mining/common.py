@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path, PurePosixPath
 
+from grepgraph.retrievers.source.languages import LANGUAGE_BY_EXTENSION
+
 TRAINING = Path(__file__).resolve().parent.parent
 DATA = TRAINING / "data"
 ARCHIVES = DATA / "archives"
@@ -20,20 +22,8 @@ MIRRORS = Path(os.environ.get("TRAINING_MIRRORS", "/work/.mirror"))
 EXCLUDED_DIR = Path(os.environ.get("TRAINING_EXCLUDED_DIR", "/work/shared/bench"))
 
 LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
-EXTENSIONS = {
-    ".py": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-}
+# The index's own table, without type stubs (a ``.pyi`` repeats its module's names without their code).
+EXTENSIONS = {suffix: language for suffix, language in LANGUAGE_BY_EXTENSION.items() if suffix != ".pyi"}
 # Copies of other projects inside a package: they may hold an excluded package's code.
 VENDORED = {"_vendor", "vendor", "vendored", "third_party", "third-party", "node_modules", "bower_components"}
 TEST_DIRECTORIES = {"test", "tests", "testing", "__tests__", "__mocks__", "testdata", "spec", "specs", "e2e"}

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .common import is_declaration_file
 
@@ -169,14 +171,11 @@ class _File:
         return all(not self.lines[i - 1].strip() for i in range(above + 1, below))
 
 
-def _slash_doc(source: _File, node) -> Doc | None:
-    """Consecutive ``///`` line comments right above a node (TypeScript projects that document that way)."""
+def _line_comments_doc(source: _File, node, accept: Callable[[Any], bool]) -> Doc | None:
+    """The run of line comments ``accept`` takes, each on the line right above the next, ending above a node."""
     comments, expected = [], first_line(node) - 1
     sibling = node.prev_named_sibling
-    while sibling is not None and "comment" in sibling.type and last_line(sibling) == expected:
-        body = text_of(sibling)
-        if not body.startswith("///") or body.startswith("////"):
-            break
+    while sibling is not None and last_line(sibling) == expected and accept(sibling):
         comments.append(sibling)
         expected = first_line(sibling) - 1
         sibling = sibling.prev_named_sibling
@@ -185,6 +184,17 @@ def _slash_doc(source: _File, node) -> Doc | None:
     comments.reverse()
     inline = not all(source.alone_on_lines(c) for c in comments)
     return Doc("\n".join(text_of(c) for c in comments), [(first_line(c), last_line(c)) for c in comments], inline)
+
+
+def _is_slash_comment(node) -> bool:
+    """A ``///`` line comment (not a ``////`` rule)."""
+    body = text_of(node)
+    return "comment" in node.type and body.startswith("///") and not body.startswith("////")
+
+
+def _slash_doc(source: _File, node) -> Doc | None:
+    """Consecutive ``///`` line comments right above a node (TypeScript projects that document that way)."""
+    return _line_comments_doc(source, node, _is_slash_comment)
 
 
 def _block_doc(source: _File, node, slashes: bool = False) -> Doc | None:
@@ -207,19 +217,8 @@ def _block_doc(source: _File, node, slashes: bool = False) -> Doc | None:
 
 # ---------------------------------------------------------------------------------------------------- Go
 def _go_doc(source: _File, node) -> Doc | None:
-    comments, expected = [], first_line(node) - 1
-    sibling = node.prev_named_sibling
-    while sibling is not None and sibling.type == "comment" and last_line(sibling) == expected:
-        if not text_of(sibling).startswith("//"):
-            break
-        comments.append(sibling)
-        expected = first_line(sibling) - 1
-        sibling = sibling.prev_named_sibling
-    if not comments:
-        return None
-    comments.reverse()
-    inline = not all(source.alone_on_lines(c) for c in comments)
-    return Doc("\n".join(text_of(c) for c in comments), [(first_line(c), last_line(c)) for c in comments], inline)
+    return _line_comments_doc(source, node,
+                              lambda sibling: sibling.type == "comment" and text_of(sibling).startswith("//"))
 
 
 def _go_receiver(receiver) -> str:
