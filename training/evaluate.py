@@ -31,6 +31,7 @@ sys.path.insert(0, str(TRAINING))
 sys.path.insert(0, str(TRAINING.parent))
 
 from features import (  # noqa: E402
+    EMBEDDING,
     FEATURES,
     INDEXES,
     LIMIT,
@@ -40,7 +41,7 @@ from features import (  # noqa: E402
     sampled_queries,
     say,
 )
-from grepgraph.retrievers.rank.learned import load_blend  # noqa: E402
+from grepgraph.retrievers.rank.learned import blend_file, load_blend  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
@@ -128,7 +129,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--baseline", type=Path, help="a run's --json whose 'hand' column (the hand-set blend) "
                         "replaces the live one, query by query")
     args = parser.parse_args()
-    blend = load_blend()
+    blend = load_blend(blend_file(EMBEDDING))
     recorded = json.loads(args.baseline.read_text()) if args.baseline else {}
     records = [r for r in [*package_records(), *repository_records()]
                if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]

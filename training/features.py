@@ -15,6 +15,7 @@ also searched with today's hand-set blend and with BM25 alone, and the rank of t
     python training/features.py                        # the planned packages, skipping those already done
     python training/features.py --only attrs,chi       # these packages (again)
     python training/features.py --commits              # commit-message queries, one index per repository
+    GREPGRAPH_EMBEDDING_MODEL=code-minilm python training/features.py   # another model's indexes and features
 
 Commit-message queries are searched in their repository at its pinned head (one index per repository, not one
 per fix: a tree per commit would mean re-embedding thousands of snapshots). A gold definition is kept when the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -49,8 +51,12 @@ from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
 DATA = TRAINING / "data"
 QUERIES = DATA / "queries" / "by_package"
-INDEXES = DATA / "indexes"
-FEATURES = DATA / "features"
+# Indexes and features per embedding model (``GREPGRAPH_EMBEDDING_MODEL``, as for any index): cosines from two
+# models are different features, so a fit reads one model's tables; the default model keeps the plain names.
+EMBEDDING = os.environ.get("GREPGRAPH_EMBEDDING_MODEL") or "minilm"
+SUFFIX = "" if EMBEDDING == "minilm" else f"-{EMBEDDING.replace(':', '_')}"
+INDEXES = DATA / f"indexes{SUFFIX}"
+FEATURES = DATA / f"features{SUFFIX}"
 MANIFEST = TRAINING / "manifest.json"
 # Queries sampled per package and kind: docstrings (what the rulers ask) weigh most; a code line, a pasted error
 # message and a bug fix's commit message (where the corpus of its parent commit is there) are the other shapes.

@@ -31,18 +31,19 @@ import numpy as np
 TRAINING = Path(__file__).resolve().parent
 ROOT = TRAINING.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(TRAINING))
 
+from features import EMBEDDING, FEATURES  # noqa: E402  (the features of the model in GREPGRAPH_EMBEDDING_MODEL)
 from grepgraph.retrievers.rank.learned import (  # noqa: E402
-    BLEND_FILE,
     EVIDENCE,
     LANGUAGES,
     POOL_COLUMNS,
     design_matrix,
+    fitted_blend_path,
     pool_columns,
 )
 from grepgraph.retrievers.rank.ranking import CANDIDATE_DEPTH, FOCUS_DEMOTION  # noqa: E402
 
-FEATURES = TRAINING / "data" / "features"
 MANIFEST = TRAINING / "manifest.json"
 K = 10
 
@@ -392,6 +393,7 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}",
         "command": command,
         "manifest_sha256": manifest_digest(),
+        "embedding_model": EMBEDDING,
         "training": {"packages": {p.name: {"language": p.language, "queries": p.queries, "features_sha256": p.digest}
                                   for p in packages},
                      "queries": int(sum(p.queries for p in packages)),
@@ -415,7 +417,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--features", default=",".join(FEATURE_SETS), help="feature sets to try")
     parser.add_argument("--losses", default=",".join(LOSSES))
     parser.add_argument("--penalties", default=",".join(map(str, PENALTIES)))
-    parser.add_argument("--out", type=Path, default=BLEND_FILE)
+    parser.add_argument("--out", type=Path, default=fitted_blend_path(EMBEDDING),
+                        help="default: the file the Searcher reads for this embedding model")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
                         help="what counts as a right answer (see load_packages)")
     args = parser.parse_args()

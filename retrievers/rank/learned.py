@@ -26,6 +26,8 @@ from ..lexical.tokenize import split_identifier, stem
 from ..source.languages import is_documentation
 
 BLEND_FILE = Path(__file__).with_name("learned_blend.json")
+# Cosines of another embedding model are other features: a model fitted on its own has its own file (named by
+# the setting); a model without one (MiniLM quantized, Ollama) is scored with the MiniLM fit.
 # Evidence the Searcher gathers, by component name (absent means 0).
 EVIDENCE = ("card", "code", "bm25", "name", "symbol", "mention", "calls", "message", "invoked", "exact")
 # The evidence a type is also described by: the best value among its methods in the pool.
@@ -276,9 +278,21 @@ def read_blend(path: Path) -> LearnedBlend:
     return LearnedBlend(str(data["version"]), models["full"], models["lexical"], unsupported)
 
 
+def fitted_blend_path(embedding_model: str) -> Path:
+    """Where the weights fitted on ``embedding_model``'s cosines live (``training/fit_blend.py`` writes there)."""
+    return BLEND_FILE if embedding_model == "minilm" else \
+        BLEND_FILE.with_name(f"learned_blend-{embedding_model.replace(':', '_')}.json")
+
+
+def blend_file(embedding_model: str = "minilm") -> Path:
+    """The weights fitted on ``embedding_model``'s cosines when shipped, else the MiniLM fit's."""
+    own = fitted_blend_path(embedding_model)
+    return own if own.exists() else BLEND_FILE
+
+
 @lru_cache(maxsize=4)
 def load_blend(path: Path = BLEND_FILE) -> LearnedBlend | None:
-    """The shipped weights file, read once (``None`` when there is none: the hand-set blend ranks)."""
+    """A shipped weights file, read once (``None`` when there is none: the hand-set blend ranks)."""
     if not path.exists():
         return None
     return read_blend(path)

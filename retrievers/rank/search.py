@@ -39,7 +39,7 @@ from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .gathered import Gathered, LexicalSignal
 from .hits import hydrate, lift_types_by_members, owner_types, pool_rows, scored_hits
-from .learned import EVIDENCE, PoolRow, QueryShape, load_blend
+from .learned import EVIDENCE, PoolRow, QueryShape, blend_file, load_blend
 from .messages import invocation_evidence, template_evidence
 from .ranking import (
     DENSE_CANDIDATES,
@@ -266,7 +266,8 @@ class Searcher:
         """
         check_query_length(query)
         query = without_environment_listing(query)
-        learned = load_blend() if blend == "learned" and weights is None and fusion == "blend" else None
+        learned = (load_blend(blend_file(self.index.settings.embedding_model))
+                   if blend == "learned" and weights is None and fusion == "blend" else None)
         if learned is not None and "long" in learned.unsupported and len(query.split()) > LONG_QUERY_WORDS:
             learned = None
         deadline.check("the lexical stage")

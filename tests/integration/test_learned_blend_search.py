@@ -57,7 +57,7 @@ def use_blend(monkeypatch, tmp_path, full: dict, unsupported: list[str] = ()) ->
     path = tmp_path / "blend.json"
     path.write_text(json.dumps({"version": "test", "unsupported": list(unsupported), "models": {
         "full": full, "lexical": {"features": ["bm25"], "weights": [1.0]}}}))
-    monkeypatch.setattr(search_module, "load_blend", lambda: read_blend(path))
+    monkeypatch.setattr(search_module, "load_blend", lambda _path: read_blend(path))
 
 
 def test_the_learned_blend_ranks_by_its_weights_and_the_focus_still_demotes_tests(searcher, monkeypatch, tmp_path):

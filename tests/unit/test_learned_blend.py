@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from grepgraph.retrievers.rank import learned
 from grepgraph.retrievers.rank.learned import (
     BLEND_FILE,
     COLUMNS,
@@ -94,6 +95,17 @@ def test_the_shipped_weights_file_reads_when_there_is_one():
     blend = load_blend()
     assert blend is not None and len(blend.full.weights) == len(blend.full.features)
     assert not {part for f in blend.lexical.features for part in f.split("*")} & {"card", "code"}
+
+
+def test_each_embedding_model_reads_the_fit_on_its_own_cosines_else_minilms(tmp_path, monkeypatch):
+    monkeypatch.setattr(learned, "BLEND_FILE", tmp_path / "learned_blend.json")
+    assert learned.blend_file("minilm") == tmp_path / "learned_blend.json"
+    assert learned.blend_file("code-minilm") == tmp_path / "learned_blend.json"
+    own = learned.fitted_blend_path("code-minilm")
+    own.write_text("{}")
+    assert learned.blend_file("code-minilm") == own == tmp_path / "learned_blend-code-minilm.json"
+    assert learned.blend_file("ollama:nomic-embed-text") == tmp_path / "learned_blend.json"
+    assert learned.fitted_blend_path("ollama:nomic-embed-text").name == "learned_blend-ollama_nomic-embed-text.json"
 
 
 def test_lines_file_words_and_language_describe_the_candidate():
