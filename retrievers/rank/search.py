@@ -34,13 +34,20 @@ from ..store.index import CodeIndex
 from ..store.live import LiveSnapshots
 from ..store.snapshot import IndexSnapshot, LexicalScores
 from ..store.textstore import TextStore
-from .evidence import call_anchors, mention_matches, name_coverage, resolved_callers, symbol_matches
+from .evidence import (
+    call_anchors,
+    mention_matches,
+    mentions_indexed_file,
+    name_coverage,
+    resolved_callers,
+    symbol_matches,
+)
 from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .gathered import Gathered, LexicalSignal
 from .hits import hydrate, lift_types_by_members, owner_types, pool_rows, scored_hits
-from .learned import EVIDENCE, PoolRow, QueryShape, blend_file, load_blend
-from .messages import invocation_evidence, template_evidence
+from .learned import EVIDENCE, LearnedBlend, PoolRow, QueryShape, blend_file, load_blend
+from .messages import invocation_evidence, invoked_words, template_evidence
 from .ranking import (
     DENSE_CANDIDATES,
     EXACT_WEIGHT,
@@ -268,10 +275,10 @@ class Searcher:
         query = without_environment_listing(query)
         learned = (load_blend(blend_file(self.index.settings.embedding_model))
                    if blend == "learned" and weights is None and fusion == "blend" else None)
-        if learned is not None and "long" in learned.unsupported and len(query.split()) > LONG_QUERY_WORDS:
-            learned = None
         deadline.check("the lexical stage")
         with self._snapshots.hold(generation, deadline) as snapshot:
+            if learned is not None and shows_unsupported(snapshot, query, learned):
+                learned = None  # evidence the fit never saw (a mentioned file, a command line): the hand-set blend
             gather = partial(self._gather, snapshot, query, keywords=keywords, dense_text=dense_text,
                              candidates=candidates, weights=weights, dense=dense, kind_priors=kind_priors,
                              scope=scope, exact=exact, deadline=deadline)
@@ -285,7 +292,7 @@ class Searcher:
                     model = learned.model(found.cosines)
                     hits = scored_hits(snapshot.connection, ids, model.score(columns), found.components, cut)
                     focused = model.weighs_focus
-                else:  # evidence the fit never saw (a mentioned file, a command line): the hand-set blend ranks
+                else:  # an unsupported column no look at the query foretells (see shows_unsupported)
                     found = gather(learned=False)
             if hits is None:
                 hits = self._hand_hits(snapshot, found, fusion, cut, deadline)
@@ -494,3 +501,20 @@ def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
 
 
 __all__ = ["GrepAnswer", "Hit", "LexicalSignal", "PatternError", "Scope", "ScopeError", "Searcher", "open_searcher"]
+
+
+def shows_unsupported(snapshot: IndexSnapshot, query: str, blend: LearnedBlend) -> bool:
+    """Whether the query sets a column the fit had too few queries for, decided before gathering anything.
+
+    A named file of the index sets ``mention`` (a traceback's frame, ``mention_frame``), a command line
+    ``invoked``, a long pasted block ``pasted_block``: such a query is ranked by the hand-set blend without
+    gathering twice.
+    """
+    unsupported = blend.unsupported
+    long_query = len(query.split()) > LONG_QUERY_WORDS
+    return bool(
+        ("long" in unsupported and long_query)
+        or ("pasted_block" in unsupported and long_query and is_code_block(query))
+        or ("invoked" in unsupported and invoked_words(query))
+        or ({"mention", "mention_frame"} & unsupported and mentions_indexed_file(snapshot, query))
+    )

@@ -81,6 +81,18 @@ def test_a_query_showing_unsupported_evidence_is_ranked_by_the_hand_set_blend(se
     assert plain[0].symbol != "clamp"
 
 
+@pytest.mark.parametrize(("unsupported", "query"), [
+    (["invoked"], "running `tool clamp --max 3` gives a value out of bounds"),
+    (["kind_callable"], "keep a value between bounds"),
+])
+def test_a_command_line_or_a_column_seen_only_after_gathering_falls_back_too(searcher, monkeypatch, tmp_path,
+                                                                                unsupported, query):
+    use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]}, unsupported=unsupported)
+    learned, _ = searcher.search(query, 5, blend="learned")
+    hand, _ = searcher.search(query, 5, blend="hand")
+    assert [(h.symbol, h.score) for h in learned] == [(h.symbol, h.score) for h in hand]
+
+
 @pytest.mark.skipif(not BLEND_FILE.exists(), reason="no learned blend shipped")
 def test_the_shipped_blend_finds_a_described_function(searcher):
     hits, _ = searcher.search("Write seconds as hours and minutes", 3, blend="learned")
