@@ -11,18 +11,22 @@ from .ollama import OllamaEmbedder
 
 # Names of the bundled ones in the embedding_model setting; plain "minilm" (the packaged model) is the default.
 MINILM, MINILM_QUANTIZED, CODE_MINILM = "minilm", "minilm-quantized", "code-minilm"
+CODE_MINILM_QUANTIZED = "code-minilm-quantized"
+BUNDLED = (MINILM, MINILM_QUANTIZED, CODE_MINILM, CODE_MINILM_QUANTIZED)
 
 
 def embedder_for(name: str, ollama_url: str = DEFAULT_LLM_BASE_URL) -> MiniLMEmbedder | OllamaEmbedder:
     """The embedder an index setting names.
 
-    ``minilm`` (default, offline), ``minilm-quantized``, ``code-minilm`` (bundled) or ``ollama:<model>``.
+    ``minilm`` (default, offline), ``minilm-quantized``, ``code-minilm``, ``code-minilm-quantized`` (bundled)
+    or ``ollama:<model>``.
     """
-    if name in (MINILM, MINILM_QUANTIZED, CODE_MINILM):
-        return shared_embedder(quantized=name == MINILM_QUANTIZED, code=name == CODE_MINILM)
+    if name in BUNDLED:
+        return shared_embedder(quantized=name.endswith("-quantized"), code=name.startswith("code-"))
     if name.startswith("ollama:") and len(name) > len("ollama:"):
         return OllamaEmbedder(name.split(":", 1)[1], ollama_url)
     raise ValueError(
-        f"unknown embedding model {name!r}; use 'minilm', 'minilm-quantized', 'code-minilm' or 'ollama:<model>'"
+        f"unknown embedding model {name!r}; use 'minilm', 'minilm-quantized', 'code-minilm', "
+        "'code-minilm-quantized' or 'ollama:<model>'"
         " (e.g. ollama:nomic-embed-text)"
     )

@@ -8,7 +8,8 @@ by :mod:`~retrievers.dense.derived_models`; the packaged file itself when that c
 but it ranked lower on the docstring ruler (MRR@10 0.633 -> 0.624), so it is opt-in. Batches
 are sorted by length and padded per batch: padding every text to the maximum length made
 embedding several times slower. ``code-minilm`` runs grepgraph's own code-trained MiniLM (same tokenizer,
-384 dimensions; data/MODEL_CARD-code-minilm.md), shipped in ``data/`` and run as it is.
+384 dimensions; data/MODEL_CARD-code-minilm.md), shipped in ``data/`` and run as it is;
+``code-minilm-quantized`` its dynamically quantized copy, made the same way as MiniLM's.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ MINILM_MODEL_ID = "all-MiniLM-L6-v2-int8"
 MINILM_QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-dynint8"
 # all-MiniLM-L6-v2 fine-tuned on code here (training/embedding/): other vectors, so another id.
 CODE_MINILM_MODEL_ID = "grepgraph-code-minilm-v1"
+CODE_MINILM_QUANTIZED_MODEL_ID = "grepgraph-code-minilm-v1-dynint8"
 MINILM_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # Small batches: texts are sorted by length, so a small batch pads least. On 2 cores, 8 texts per call
@@ -87,7 +89,7 @@ class MiniLMEmbedder:
                 (default: all cores, capped at 4). A query, or a call of few texts, uses one.
             quantized: Run the dynamically quantized copy of the model (made on first use); when it
                 can't be made (no ``onnx`` package, no writable cache) the packaged model runs instead.
-            code: Run the code-trained model shipped with grepgraph instead (``quantized`` is then ignored).
+            code: Run the code-trained model shipped with grepgraph instead (``quantized``: its quantized copy).
         """
         self.max_tokens = max_tokens
         self.batch_size = batch_size
@@ -118,16 +120,17 @@ class MiniLMEmbedder:
     def _resolve_model_path(self) -> tuple[Path, str]:
         from .derived_models import quantized_model, unguarded_model
 
-        if self.code:
-            # Exported from torch: no NaN guards to strip, so it runs as shipped.
-            return code_model_file(), CODE_MINILM_MODEL_ID
-        packaged = minilm_files()[0]
+        packaged = code_model_file() if self.code else minilm_files()[0]
         if self.quantized:
             try:
-                return quantized_model(packaged), MINILM_QUANTIZED_MODEL_ID
+                return quantized_model(packaged), CODE_MINILM_QUANTIZED_MODEL_ID if self.code else \
+                    MINILM_QUANTIZED_MODEL_ID
             except (ImportError, OSError) as error:
                 log.warning("the quantized embedding model could not be made (%s); using the default one, "
                             "which embeds ~1.5x slower", error)
+        if self.code:
+            # Exported from torch: no NaN guards to strip, so it runs as shipped.
+            return packaged, CODE_MINILM_MODEL_ID
         try:
             return unguarded_model(packaged), MINILM_MODEL_ID
         except Exception as error:  # noqa: BLE001 - the packaged file makes the same vectors, a little slower
@@ -244,8 +247,8 @@ _shared_lock = threading.Lock()
 
 def shared_embedder(quantized: bool = False, code: bool = False) -> MiniLMEmbedder:
     """One MiniLM (of each kind) per process: every index and searcher in a server or benchmark shares it."""
-    kind = (quantized and not code, code)
+    kind = (quantized, code)
     with _shared_lock:
         if kind not in _shared:
-            _shared[kind] = MiniLMEmbedder(quantized=kind[0], code=code)
+            _shared[kind] = MiniLMEmbedder(quantized=quantized, code=code)
         return _shared[kind]

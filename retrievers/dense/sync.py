@@ -50,7 +50,7 @@ def view_model_id(model_id: str, view: str, embedder: Any) -> str:
 
 def bundled_model(setting: str) -> bool:
     """Whether an ``embedding_model`` setting names a MiniLM shipped with grepgraph (not a server's model)."""
-    return setting.startswith("minilm") or setting == "code-minilm"
+    return setting.startswith(("minilm", "code-minilm"))
 
 
 def vector_model_ids(setting: str, embedder: Any) -> tuple[str, str]:

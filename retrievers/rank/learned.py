@@ -285,8 +285,11 @@ def fitted_blend_path(embedding_model: str) -> Path:
 
 
 def blend_file(embedding_model: str = "minilm") -> Path:
-    """The weights fitted on ``embedding_model``'s cosines when shipped, else the MiniLM fit's."""
-    own = fitted_blend_path(embedding_model)
+    """The weights fitted on ``embedding_model``'s cosines when shipped, else the MiniLM fit's.
+
+    A quantized copy's cosines are its model's to ~0.99, so it reads its model's fit.
+    """
+    own = fitted_blend_path(embedding_model.removesuffix("-quantized"))
     return own if own.exists() else BLEND_FILE
 
 

@@ -7,6 +7,7 @@ from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import (
     CODE_MINILM_MODEL_ID,
+    CODE_MINILM_QUANTIZED_MODEL_ID,
     MINILM_MODEL_ID,
     MINILM_QUANTIZED_MODEL_ID,
     MiniLMEmbedder,
@@ -39,8 +40,16 @@ def test_the_setting_runs_the_pinned_file_into_unit_vectors_under_its_own_id():
     assert np.all(cosines > 0.5) and not np.allclose(cosines, 1.0, atol=1e-3)
 
 
-def test_the_quantized_flag_does_not_change_the_code_model():
-    assert MiniLMEmbedder(code=True, quantized=True).model_id == CODE_MINILM_MODEL_ID
+def test_the_quantized_setting_runs_a_quantized_copy_of_the_code_model_under_another_id(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    quantized = MiniLMEmbedder(code=True, quantized=True)
+    assert quantized.model_id == CODE_MINILM_QUANTIZED_MODEL_ID
+    assert quantized.model_path().parent == tmp_path / "grepgraph" / "models"
+    assert quantized.model_path().stat().st_size < (DATA_DIR / CODE_MODEL.name).stat().st_size * 0.6
+    # Other vectors than the code model's (another id), but close to them.
+    cosines = (quantized.embed(TEXTS) * embedder_for("code-minilm").embed(TEXTS)).sum(axis=1)
+    assert np.all(cosines > 0.97) and not np.allclose(cosines, 1.0, atol=1e-4)
+    assert vector_model_ids("code-minilm-quantized", quantized)[0] == CODE_MINILM_QUANTIZED_MODEL_ID
 
 
 def test_an_index_switched_to_the_code_model_re_embeds_every_vector(tmp_path):

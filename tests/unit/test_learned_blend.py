@@ -104,6 +104,7 @@ def test_each_embedding_model_reads_the_fit_on_its_own_cosines_else_minilms(tmp_
     own = learned.fitted_blend_path("code-minilm")
     own.write_text("{}")
     assert learned.blend_file("code-minilm") == own == tmp_path / "learned_blend-code-minilm.json"
+    assert learned.blend_file("code-minilm-quantized") == own
     assert learned.blend_file("ollama:nomic-embed-text") == tmp_path / "learned_blend.json"
     assert learned.fitted_blend_path("ollama:nomic-embed-text").name == "learned_blend-ollama_nomic-embed-text.json"
 
