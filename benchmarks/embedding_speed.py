@@ -2,6 +2,7 @@
 
     python benchmarks/embedding_speed.py REPO                  # REPO indexed (grepgraph index REPO)
     python benchmarks/embedding_speed.py REPO --texts 2048 --rounds 3 --profile
+    python benchmarks/embedding_speed.py REPO --models minilm,code-minilm,code-minilm-quantized  # settings
 
 Samples ``--texts`` implementation cards and code views from REPO's index and embeds them, as a first index
 does (calls of 256 texts, one session per core), with two set-ups in alternating rounds:
@@ -10,6 +11,8 @@ does (calls of 256 texts, one session per core), with two set-ups in alternating
 - ``default``: what ``minilm`` runs now (the graph without its softmax NaN guards, two slower fusions left out).
 
 Prints texts/s per set-up and round, the median ratio, and the largest difference between their vectors.
+With ``--models``, the set-ups are those ``embedding_model`` settings as an index runs them, each against the
+first (other models make other vectors: no difference is printed).
 With ``--profile``, one session of each embeds 256 cards under onnxruntime's profiler: time per operator type.
 """
 
@@ -113,12 +116,18 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--texts", type=int, default=1024, help="cards and as many code views")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--profile", action="store_true", help="also: time per operator type (256 cards)")
+    parser.add_argument("--models", help="comma-separated embedding_model settings to time instead")
     args = parser.parse_args()
     texts = sample_texts((args.index_dir or args.repo / ".grepgraph") / "index.sqlite", args.texts)
     from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 
-    # The default is timed as it runs (the class itself); the packaged graph through a set-up class.
-    setups = {"packaged": embedder_class(*set_ups()["packaged"])(), "default": MiniLMEmbedder()}
+    if args.models:
+        names = args.models.split(",")
+        setups = {name: MiniLMEmbedder(quantized=name.endswith("-quantized"), code=name.startswith("code-"))
+                  for name in names}
+    else:  # the default is timed as it runs (the class itself); the packaged graph through a set-up class
+        setups = {"packaged": embedder_class(*set_ups()["packaged"])(), "default": MiniLMEmbedder()}
+    base = next(iter(setups))
     for embedder in setups.values():
         embedder.embed(["warm up"])
     rows, rates, vectors = [], collections.defaultdict(list), {}
@@ -132,9 +141,13 @@ def main() -> None:  # noqa: D103
     print(f"## MiniLM on {len(texts['card'])} cards and code views of {args.repo.name}\n")
     print_table(rows)
     for view in texts:
-        ratio = statistics.median(rates[("default", view)]) / statistics.median(rates[("packaged", view)])
-        difference = float(np.abs(vectors["default"][view] - vectors["packaged"][view]).max())
-        print(f"\n{view}: default / packaged {ratio:.2f}x (medians); largest vector difference {difference:.1e}")
+        for name in list(setups)[1:]:
+            ratio = statistics.median(rates[(name, view)]) / statistics.median(rates[(base, view)])
+            line = f"\n{view}: {name} / {base} {ratio:.2f}x (medians)"
+            if not args.models:
+                difference = float(np.abs(vectors[name][view] - vectors[base][view]).max())
+                line += f"; largest vector difference {difference:.1e}"
+            print(line)
     if args.profile:
         spent = {name: profile(*set_up, texts["card"][:CALL]) for name, set_up in set_ups().items()}
         kinds = sorted(set().union(*spent.values()), key=lambda kind: -spent["packaged"].get(kind, 0.0))

@@ -60,7 +60,7 @@ FEATURES = DATA / f"features{SUFFIX}"
 MANIFEST = TRAINING / "manifest.json"
 # Queries sampled per package and kind: docstrings (what the rulers ask) weigh most; a code line, a pasted error
 # message and a bug fix's commit message (where the corpus of its parent commit is there) are the other shapes.
-PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20, "name": 15}
+PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20, "name": 15, "traceback": 20}
 MAX_NAME_DEFINITIONS = 3
 # Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s).
 PLAN = {"train": 7, "validation": 2}
@@ -176,6 +176,24 @@ def extract(record: dict) -> dict[str, np.ndarray]:
     corpus = corpus_of(record)
     index = indexed(corpus)
     return gather(record, corpus, index, sampled_queries(record["name"]) + name_queries(record, index))
+
+
+def traceback_queries(record: dict, corpus: Path, index: CodeIndex, seed: int = SEED) -> list[dict]:
+    """Error messages of the package pasted as stack traces (:mod:`mining.stack_traces`), at most :data:`PER_KIND`."""
+    from mining.stack_traces import traceback_query
+
+    messages = [query for query in (json.loads(line) for line in
+                                    (QUERIES / f"{record['name']}.jsonl").read_text().splitlines())
+                if query["kind"] == "error_message" and query["gold"]]
+    random.Random(f"{seed}-{record['name']}-traceback").shuffle(messages)
+    made = []
+    with closing(sqlite3.connect(index.db_path)) as connection:
+        for query in messages:
+            if len(made) == PER_KIND["traceback"]:
+                break
+            if (trace := traceback_query(query, connection, str(corpus))) is not None:
+                made.append(trace)
+    return made
 
 
 def name_queries(record: dict, index: CodeIndex) -> list[dict]:
@@ -302,7 +320,22 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--plan", action="store_true", help="print the planned packages and stop")
     parser.add_argument("--commits", action="store_true", help="the repositories' commit queries instead")
     parser.add_argument("--again", action="store_true", help="make the features files that exist again too")
+    parser.add_argument("--tracebacks", action="store_true",
+                        help="error messages pasted as stack traces, into <package>.tracebacks.npz")
     args = parser.parse_args()
+    if args.tracebacks:
+        FEATURES.mkdir(parents=True, exist_ok=True)
+        for record in plan(package_records()):
+            target = FEATURES / f"{record['name']}.tracebacks.npz"
+            if args.only and record["name"] not in args.only.split(",") or target.exists() and not args.again:
+                continue
+            corpus = corpus_of(record)
+            index = indexed(corpus)
+            queries = traceback_queries(record, corpus, index)
+            say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} tracebacks={len(queries)}")
+            if queries:
+                np.savez_compressed(target, **gather(record, corpus, index, queries))
+        return
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in repository_records():

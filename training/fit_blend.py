@@ -138,7 +138,28 @@ def load_packages(folder: Path = FEATURES, labels: str = "label") -> list[Packag
                                 data["kind"], data["hand_rank"], data["bm25_rank"],
                                 hashlib.sha256(path.read_bytes()).hexdigest(),
                                 projects.get(str(data["package"]), str(data["package"]))))
-    return packages
+    by_name: dict[str, list[Package]] = {}
+    for package in packages:  # a package's extra query kinds (``<name>.tracebacks.npz``) join its main file
+        by_name.setdefault(package.name, []).append(package)
+    return [merged(parts) for parts in by_name.values()]
+
+
+def merged(parts: list[Package]) -> Package:
+    """One package of several files' queries (query numbers and candidate groups renumbered to stay apart)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    queries = np.cumsum([0, *(part.queries for part in parts[:-1])])
+    groups = np.cumsum([0, *(int(part.group.max(initial=-1)) + 1 for part in parts[:-1])])
+    names = set.intersection(*(set(part.columns) for part in parts))
+    return Package(first.name, first.language, first.split,
+                   {name: np.concatenate([part.columns[name] for part in parts]) for name in names},
+                   np.concatenate([part.label for part in parts]), np.concatenate([part.offset for part in parts]),
+                   np.concatenate([part.group + shift for part, shift in zip(parts, groups)]),
+                   np.concatenate([part.query + shift for part, shift in zip(parts, queries)]),
+                   np.concatenate([part.kinds for part in parts]), np.concatenate([part.hand_rank for part in parts]),
+                   np.concatenate([part.bm25_rank for part in parts]),
+                   hashlib.sha256("".join(part.digest for part in parts).encode()).hexdigest(), first.project)
 
 
 @dataclass

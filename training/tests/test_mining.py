@@ -93,3 +93,35 @@ def test_commit_rules():
     assert changed_lines(diff) == ({3: "a = 1", 4: "b = 2"}, {9: "c = 3"})
     comment_only = "@@ -1,1 +1,1 @@\n-# old words\n+# new words\n"
     assert not changes_code("a.py", comment_only, "# old words\n", "# new words\n")
+
+
+def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller(tmp_path):
+    """The raising frame (and a non-test caller) in the runtime's own format, which the index's parsers read."""
+    import sqlite3
+
+    from grepgraph.retrievers.query.parsing import TRACEBACK_FRAME, mentioned_paths
+    from mining.stack_traces import traceback_query
+
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "core.py").write_text("def load(x):\n    check(x)\n\n\ndef check(x):\n"
+                                                      "    raise ValueError('bad value')\n")
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE edges (path TEXT, source TEXT, target TEXT, kind TEXT, line INTEGER)")
+    connection.execute("CREATE TABLE chunks (path TEXT, is_test INTEGER)")
+    connection.executemany("INSERT INTO edges VALUES (?, ?, ?, 'calls', ?)",
+                           [("src/pkg/core.py", "load", "check", 2), ("tests/test_core.py", "test_check", "check", 3)])
+    connection.executemany("INSERT INTO chunks VALUES (?, ?)", [("src/pkg/core.py", 0), ("tests/test_core.py", 1)])
+    gold = {"path": "src/pkg/core.py", "symbol": "check", "kind": "function", "start_line": 5, "end_line": 6,
+            "line": 6}
+    query = {"id": "pkg-error_message-0001", "package": "pkg", "language": "python", "kind": "error_message",
+             "query": "ValueError: bad value", "gold": [gold, {**gold, "symbol": "other"}]}
+    trace = traceback_query(query, connection, str(tmp_path))
+    assert trace["kind"] == "traceback" and trace["id"] == "pkg-traceback-0001" and trace["gold"] == [gold]
+    assert trace["query"].endswith("ValueError: bad value") and "    raise ValueError('bad value')" in trace["query"]
+    assert [m.group(3) for m in TRACEBACK_FRAME.finditer(trace["query"])] == [None, "load", "check"]
+    assert any(path.endswith("pkg/core.py") for path in mentioned_paths(trace["query"]))
+    for language, marker in [("javascript", "    at check ("), ("java", "\tat pkg.core.check(core.py:6)"),
+                             ("go", "panic: ValueError: bad value"), ("rust", "   0: pkg::check")]:
+        text = traceback_query({**query, "language": language}, connection, str(tmp_path))["query"]
+        assert marker in text and "load" in text
+    assert traceback_query({**query, "gold": [{**gold, "line": None}]}, connection, str(tmp_path)) is None
