@@ -62,9 +62,9 @@ def package_scores(record: dict) -> dict[str, list]:
     # The queries the features were made of (commit queries carry the head's gold lines), else the same sample.
     queries = json.loads(str(features["queries_json"])) if "queries_json" in features else \
         sampled_queries(record["name"])
-    tracebacks = FEATURES / f"{record['name']}.tracebacks.npz"  # the package's error messages as stack traces
-    if tracebacks.exists():
-        queries += json.loads(str(np.load(tracebacks)["queries_json"]))
+    pasted = FEATURES / f"{record['name']}.pasted.npz"  # its stack traces and code blocks (features.py --pasted)
+    if pasted.exists():
+        queries += json.loads(str(np.load(pasted)["queries_json"]))
     index = CodeIndex(folder, INDEXES / corpus)
     searcher = Searcher(index)
     scores: dict[str, list] = defaultdict(list)

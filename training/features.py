@@ -35,6 +35,7 @@ import sys
 import time
 from collections import defaultdict
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +61,8 @@ FEATURES = DATA / f"features{SUFFIX}"
 MANIFEST = TRAINING / "manifest.json"
 # Queries sampled per package and kind: docstrings (what the rulers ask) weigh most; a code line, a pasted error
 # message and a bug fix's commit message (where the corpus of its parent commit is there) are the other shapes.
-PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20, "name": 15, "traceback": 20}
+PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20, "name": 15, "traceback": 20,
+            "code_block": 10}
 MAX_NAME_DEFINITIONS = 3
 # Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s).
 PLAN = {"train": 7, "validation": 2}
@@ -178,21 +180,28 @@ def extract(record: dict) -> dict[str, np.ndarray]:
     return gather(record, corpus, index, sampled_queries(record["name"]) + name_queries(record, index))
 
 
-def traceback_queries(record: dict, corpus: Path, index: CodeIndex, seed: int = SEED) -> list[dict]:
-    """Error messages of the package pasted as stack traces (:mod:`mining.stack_traces`), at most :data:`PER_KIND`."""
-    from mining.stack_traces import traceback_query
+def pasted_queries(record: dict, corpus: Path, index: CodeIndex, seed: int = SEED) -> list[dict]:
+    """What issue reports paste, made from the mined queries, at most :data:`PER_KIND` of each kind.
 
-    messages = [query for query in (json.loads(line) for line in
-                                    (QUERIES / f"{record['name']}.jsonl").read_text().splitlines())
-                if query["kind"] == "error_message" and query["gold"]]
-    random.Random(f"{seed}-{record['name']}-traceback").shuffle(messages)
+    ``traceback``: an error message pasted as its stack trace (:mod:`mining.stack_traces`); ``code_block``: the
+    lines around a mined code line, a block long enough to read as pasted (:func:`mining.stack_traces.code_block`).
+    """
+    from mining.stack_traces import code_block_query, traceback_query
+
+    mined = [json.loads(line) for line in (QUERIES / f"{record['name']}.jsonl").read_text().splitlines()]
     made = []
     with closing(sqlite3.connect(index.db_path)) as connection:
-        for query in messages:
-            if len(made) == PER_KIND["traceback"]:
-                break
-            if (trace := traceback_query(query, connection, str(corpus))) is not None:
-                made.append(trace)
+        for kind, source, make in (("traceback", "error_message", partial(traceback_query, connection=connection)),
+                                   ("code_block", "code_line", code_block_query)):
+            sources = [query for query in mined if query["kind"] == source and query["gold"]]
+            random.Random(f"{seed}-{record['name']}-{kind}").shuffle(sources)
+            count = 0
+            for query in sources:
+                if count == PER_KIND[kind]:
+                    break
+                if (pasted := make(query, corpus=str(corpus))) is not None:
+                    made.append(pasted)
+                    count += 1
     return made
 
 
@@ -320,19 +329,19 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--plan", action="store_true", help="print the planned packages and stop")
     parser.add_argument("--commits", action="store_true", help="the repositories' commit queries instead")
     parser.add_argument("--again", action="store_true", help="make the features files that exist again too")
-    parser.add_argument("--tracebacks", action="store_true",
-                        help="error messages pasted as stack traces, into <package>.tracebacks.npz")
+    parser.add_argument("--pasted", action="store_true",
+                        help="stack traces and code blocks made from the mined queries, into <package>.pasted.npz")
     args = parser.parse_args()
-    if args.tracebacks:
+    if args.pasted:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in plan(package_records()):
-            target = FEATURES / f"{record['name']}.tracebacks.npz"
+            target = FEATURES / f"{record['name']}.pasted.npz"
             if args.only and record["name"] not in args.only.split(",") or target.exists() and not args.again:
                 continue
             corpus = corpus_of(record)
             index = indexed(corpus)
-            queries = traceback_queries(record, corpus, index)
-            say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} tracebacks={len(queries)}")
+            queries = pasted_queries(record, corpus, index)
+            say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} pasted={len(queries)}")
             if queries:
                 np.savez_compressed(target, **gather(record, corpus, index, queries))
         return

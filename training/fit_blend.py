@@ -139,7 +139,7 @@ def load_packages(folder: Path = FEATURES, labels: str = "label") -> list[Packag
                                 hashlib.sha256(path.read_bytes()).hexdigest(),
                                 projects.get(str(data["package"]), str(data["package"]))))
     by_name: dict[str, list[Package]] = {}
-    for package in packages:  # a package's extra query kinds (``<name>.tracebacks.npz``) join its main file
+    for package in packages:  # a package's extra query kinds (``<name>.pasted.npz``) join its main file
         by_name.setdefault(package.name, []).append(package)
     return [merged(parts) for parts in by_name.values()]
 

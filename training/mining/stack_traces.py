@@ -1,4 +1,4 @@
-"""Pasted stack traces, made from mined error messages: the query kind that teaches the blend what a frame means.
+"""What issue reports paste, made from mined queries: stack traces (what a frame means) and code blocks.
 
 Issue reports paste a traceback; too few mined queries did (a file named in a commit message, now and then) for the
 learned blend to weigh a mentioned file or a frame's function, so such queries fell back to the hand-set blend.
@@ -8,6 +8,9 @@ definition when the index knows one (a non-test caller first), then the raising 
 package's path (``site-packages/``, ``node_modules/``, the Go module cache, the Cargo registry) around the
 package's own path. The answer stays the raising definition: the frame that names it is evidence, not the answer
 by construction, as its caller is framed too.
+
+A mined code line (a line → its definition) becomes a pasted block: the lines around it in the definition, long
+enough to read as pasted, so the blend learns what a block's exact lines are worth.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 # A user's home, as runtimes print absolute paths.
 HOME = "/home/dev"
@@ -142,4 +145,29 @@ def traceback_query(query: dict, connection: sqlite3.Connection, corpus: str) ->
     frames = [caller, raising] if caller is not None else [raising]
     text = render(query["language"], query["package"], query["query"], frames)
     return {**query, "id": query["id"].replace("error_message", "traceback"), "kind": "traceback", "query": text,
+            "gold": [gold]}
+
+
+# A pasted block: enough lines that the query reads as one (over the Searcher's long-query cut of 60 words).
+BLOCK_LINES = 24
+BLOCK_MIN_WORDS = 61
+
+
+def code_block_query(query: dict, corpus: str) -> dict | None:
+    """A mined code line with the lines around it in its definition, as pasted (``None``: too short a block)."""
+    gold = query["gold"][0]
+    try:
+        lines = Path(corpus, gold["path"]).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    start, end = gold["start_line"], min(gold["end_line"], len(lines))
+    line = gold.get("line") or start
+    first = max(start, min(line - BLOCK_LINES // 2, end - BLOCK_LINES + 1))
+    block = lines[first - 1:min(end, first - 1 + BLOCK_LINES)]  # never past the definition's end
+    # Pasted from an editor: the block's common indentation goes; blank lines inside stay.
+    indent = min((len(text) - len(text.lstrip()) for text in block if text.strip()), default=0)
+    text = "\n".join(text[indent:] for text in block).strip("\n")
+    if len(text.split()) < BLOCK_MIN_WORDS:
+        return None
+    return {**query, "id": query["id"].replace("code_line", "code_block"), "kind": "code_block", "query": text,
             "gold": [gold]}

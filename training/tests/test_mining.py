@@ -125,3 +125,18 @@ def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller
         text = traceback_query({**query, "language": language}, connection, str(tmp_path))["query"]
         assert marker in text and "load" in text
     assert traceback_query({**query, "gold": [{**gold, "line": None}]}, connection, str(tmp_path)) is None
+
+
+def test_a_mined_code_line_becomes_the_block_around_it_when_the_definition_is_long_enough(tmp_path):
+    from mining.stack_traces import BLOCK_LINES, code_block_query
+
+    body = [f"    total_{n} = compute(value, {n}) + offset * scale  # step {n}" for n in range(40)]
+    (tmp_path / "mod.py").write_text("\n".join(["class A:", "  def run(self, value):", *body]) + "\n")
+    gold = {"path": "mod.py", "symbol": "A.run", "kind": "method", "start_line": 2, "end_line": 42, "line": 40}
+    query = {"id": "p-code_line-0003", "kind": "code_line", "query": body[37].strip(), "gold": [gold]}
+    block = code_block_query(query, str(tmp_path))
+    lines = block["query"].splitlines()
+    assert block["kind"] == "code_block" and block["id"] == "p-code_block-0003" and block["gold"] == [gold]
+    assert len(lines) == BLOCK_LINES and lines[-1] == body[-1].strip() and body[37].strip() in lines
+    short = {**gold, "end_line": 4, "line": 3}
+    assert code_block_query({**query, "gold": [short]}, str(tmp_path)) is None
