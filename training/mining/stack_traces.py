@@ -3,11 +3,12 @@
 Issue reports paste a traceback; too few mined queries did (a file named in a commit message, now and then) for the
 learned blend to weigh a mentioned file or a frame's function, so such queries fell back to the hand-set blend.
 An error-message query (a message → the definition that raises it, with the raising line) becomes a traceback as
-the language's runtime prints it: the user's own frame (a path outside the package), one caller of the raising
-definition when the index knows one (a non-test caller first), then the raising frame, each with an installed
+the language's runtime prints it: the user's own frame (a path outside the package), the chain of callers of the
+raising definition the index knows (up to :data:`MAX_CALLERS`, a non-test caller first), then the raising frame,
+each with an installed
 package's path (``site-packages/``, ``node_modules/``, the Go module cache, the Cargo registry) around the
 package's own path. The answer stays the raising definition: the frame that names it is evidence, not the answer
-by construction, as its caller is framed too.
+by construction, as its callers are framed too (a real trace has several of the package's frames).
 
 A mined code line (a line → its definition) becomes a pasted block: the lines around it in the definition, long
 enough to read as pasted, so the blend learns what a block's exact lines are worth.
@@ -22,6 +23,8 @@ from pathlib import Path, PurePosixPath
 
 # A user's home, as runtimes print absolute paths.
 HOME = "/home/dev"
+# The package's frames above the raising one, when the index knows that many callers.
+MAX_CALLERS = 3
 
 
 @dataclass(frozen=True)
@@ -139,10 +142,12 @@ def traceback_query(query: dict, connection: sqlite3.Connection, corpus: str) ->
     rng = random.Random(query["id"])
     raising = Frame(gold["path"], int(gold["line"]), gold["symbol"],
                     source_line(f"{corpus}/{gold['path']}", int(gold["line"])))
-    caller = caller_of(connection, gold["symbol"], rng)
-    if caller is not None:
-        caller = Frame(caller.path, caller.line, caller.symbol, source_line(f"{corpus}/{caller.path}", caller.line))
-    frames = [caller, raising] if caller is not None else [raising]
+    frames = [raising]
+    while len(frames) <= MAX_CALLERS and (caller := caller_of(connection, frames[0].symbol, rng)) is not None:
+        if any(frame.symbol == caller.symbol for frame in frames):
+            break  # recursion: the chain would repeat
+        frames.insert(0, Frame(caller.path, caller.line, caller.symbol,
+                               source_line(f"{corpus}/{caller.path}", caller.line)))
     text = render(query["language"], query["package"], query["query"], frames)
     return {**query, "id": query["id"].replace("error_message", "traceback"), "kind": "traceback", "query": text,
             "gold": [gold]}

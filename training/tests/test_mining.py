@@ -109,8 +109,10 @@ def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller
     connection.execute("CREATE TABLE edges (path TEXT, source TEXT, target TEXT, kind TEXT, line INTEGER)")
     connection.execute("CREATE TABLE chunks (path TEXT, is_test INTEGER)")
     connection.executemany("INSERT INTO edges VALUES (?, ?, ?, 'calls', ?)",
-                           [("src/pkg/core.py", "load", "check", 2), ("tests/test_core.py", "test_check", "check", 3)])
-    connection.executemany("INSERT INTO chunks VALUES (?, ?)", [("src/pkg/core.py", 0), ("tests/test_core.py", 1)])
+                           [("src/pkg/core.py", "load", "check", 2), ("tests/test_core.py", "test_check", "check", 3),
+                            ("src/pkg/cli.py", "run", "load", 9), ("src/pkg/core.py", "check", "check", 6)])
+    connection.executemany("INSERT INTO chunks VALUES (?, ?)",
+                           [("src/pkg/core.py", 0), ("src/pkg/cli.py", 0), ("tests/test_core.py", 1)])
     gold = {"path": "src/pkg/core.py", "symbol": "check", "kind": "function", "start_line": 5, "end_line": 6,
             "line": 6}
     query = {"id": "pkg-error_message-0001", "package": "pkg", "language": "python", "kind": "error_message",
@@ -118,7 +120,8 @@ def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller
     trace = traceback_query(query, connection, str(tmp_path))
     assert trace["kind"] == "traceback" and trace["id"] == "pkg-traceback-0001" and trace["gold"] == [gold]
     assert trace["query"].endswith("ValueError: bad value") and "    raise ValueError('bad value')" in trace["query"]
-    assert [m.group(3) for m in TRACEBACK_FRAME.finditer(trace["query"])] == [None, "load", "check"]
+    # The chain of callers, outermost first (the recursive call is no caller of its own).
+    assert [m.group(3) for m in TRACEBACK_FRAME.finditer(trace["query"])] == [None, "run", "load", "check"]
     assert any(path.endswith("pkg/core.py") for path in mentioned_paths(trace["query"]))
     for language, marker in [("javascript", "    at check ("), ("java", "\tat pkg.core.check(core.py:6)"),
                              ("go", "panic: ValueError: bad value"), ("rust", "   0: pkg::check")]:
