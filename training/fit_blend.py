@@ -440,6 +440,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--penalties", default=",".join(map(str, PENALTIES)))
     parser.add_argument("--out", type=Path, default=fitted_blend_path(EMBEDDING),
                         help="default: the file the Searcher reads for this embedding model")
+    parser.add_argument("--leave-out", help="comma-separated columns to leave to the hand-set blend, however many "
+                        "training queries set them (e.g. evidence only made-up queries teach)")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
                         help="what counts as a right answer (see load_packages)")
     args = parser.parse_args()
@@ -452,6 +454,9 @@ def main() -> None:  # noqa: D103
     unsupported = {name for name, count in counts.items() if count < MIN_SUPPORT_QUERIES}
     say(f"columns set in fewer than {MIN_SUPPORT_QUERIES} training queries (left out, hand-set blend there): "
         f"{', '.join(sorted(unsupported)) or 'none'}")
+    if args.leave_out:
+        unsupported |= set(args.leave_out.split(","))
+        say(f"left out as asked (hand-set blend there): {args.leave_out}")
     if args.no_cv:
         if len(configs) != 1:
             parser.error("--no-cv fits one configuration: give one feature set, loss and penalty")

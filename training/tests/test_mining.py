@@ -131,6 +131,7 @@ def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller
 
 
 def test_a_mined_code_line_becomes_the_block_around_it_when_the_definition_is_long_enough(tmp_path):
+    """The block ends at the definition's end and holds the line; a short definition gives none."""
     from mining.stack_traces import BLOCK_LINES, code_block_query
 
     body = [f"    total_{n} = compute(value, {n}) + offset * scale  # step {n}" for n in range(40)]
