@@ -134,10 +134,13 @@ client's searches.""",
     "Index settings": """\
 The file's `[{table}]` table; flags `--bm25-backend`, `--embedding`, `--views`, `--embed-tests`. `grepgraph
 index` stores them in the index, later runs and searches reopen it with them, and `grepgraph status` shows them
-and what the next `index` would change. A change of embedding model re-embeds the index. `minilm-quantized` is
+and what the next `index` would change; an index keeps the embedding model it was built with, a new one gets the
+default. A change of embedding model re-embeds the index. The default, `code-minilm-quantized`, is
+all-MiniLM-L6-v2 fine-tuned on code by grepgraph ([its model card](../retrievers/dense/data/MODEL_CARD-code-minilm.md)),
+shipped with it and quantized once per machine; `code-minilm` runs it unquantized (~2.5× slower to embed).
+`minilm` is all-MiniLM-L6-v2 as packaged (the default before 2026-11-26); `minilm-quantized` is
 the same model quantized once per machine (~1.45× fewer CPU-seconds per text, MRR@10 0.009 lower on the
-docstring ruler: [BENCHMARKS.md](../BENCHMARKS.md)). `code-minilm` is all-MiniLM-L6-v2 fine-tuned on code by
-grepgraph, shipped with it, as fast to embed ([its model card](../retrievers/dense/data/MODEL_CARD-code-minilm.md)).
+docstring ruler: [BENCHMARKS.md](../BENCHMARKS.md)).
 An embedding server that doesn't answer (`--embedding
 ollama:<model>` with Ollama down) is one line and exit status 2: a switch to it is refused before anything
 changes, and an index already built with it keeps its lexical index up to date (search goes on without vectors

@@ -547,10 +547,10 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--bm25-backend", choices=["bm25s", "rank_bm25"], help="BM25 engine (default bm25s)")
     index.add_argument("--views", choices=["auto", "card", "card+code"],
                        help="what to embed per chunk (auto: card+code up to 25k chunks, cards above)")
-    index.add_argument("--embedding", help="embedding model: minilm (default, offline), minilm-quantized (~1.5x faster "
-                       "to embed, ranks a little lower), code-minilm (bundled, MiniLM fine-tuned on code; opt-in), "
-                       "code-minilm-quantized (~1.5x faster) or ollama:<model>, e.g. ollama:nomic-embed-text (needs a "
-                       "running Ollama at the llm_base_url setting)")
+    index.add_argument("--embedding", help="embedding model: code-minilm-quantized (default, offline: MiniLM "
+                       "fine-tuned on code by grepgraph), code-minilm (the same unquantized), minilm "
+                       "(all-MiniLM-L6-v2, the default before 2026-11-26), minilm-quantized or ollama:<model>, e.g. "
+                       "ollama:nomic-embed-text (needs a running Ollama at the llm_base_url setting)")
     index.add_argument("--embed-tests", choices=["auto", "always", "never"],
                        help="vectors for test files (auto: only up to 25k chunks; above, tests use BM25 and names)")
     index.add_argument("--chroma-url", help="use a Chroma server (http://host:port) instead of the embedded database;"

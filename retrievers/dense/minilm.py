@@ -126,8 +126,8 @@ class MiniLMEmbedder:
                 return quantized_model(packaged), CODE_MINILM_QUANTIZED_MODEL_ID if self.code else \
                     MINILM_QUANTIZED_MODEL_ID
             except (ImportError, OSError) as error:
-                log.warning("the quantized embedding model could not be made (%s); using the default one, "
-                            "which embeds ~1.5x slower", error)
+                log.warning("the quantized embedding model could not be made (%s); using the unquantized one, "
+                            "which embeds slower", error)
         if self.code:
             # Exported from torch: no NaN guards to strip, so it runs as shipped.
             return packaged, CODE_MINILM_MODEL_ID

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 from grepgraph.retrievers.core.errors import IndexBusy
-from grepgraph.retrievers.core.index_settings import IndexSettings
+from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL, IndexSettings
+from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 from grepgraph.retrievers.rank.ranking import Hit
 from grepgraph.retrievers.rank.search import Searcher
@@ -97,7 +98,7 @@ def private_embedding_cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
     """One real model for the whole module (loading it takes about a second)."""
-    return MiniLMEmbedder()
+    return embedder_for(DEFAULT_EMBEDDING_MODEL)
 
 
 @pytest.fixture(scope="module")

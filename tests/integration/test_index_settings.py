@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
+from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store import embedded_views
 from grepgraph.retrievers.store.index import CodeIndex
@@ -131,8 +132,9 @@ def test_an_unreachable_embedding_server_leaves_the_index_as_it_was(monkeypatch,
 
     code, out, err = cli("index", repo, "--embedding", "ollama:nomic-embed-text")
     assert code == 2 and out == ""
-    assert_one_line_error(err, "ollama:nomic-embed-text", "no Ollama server answers", "unchanged (embedding minilm)")
-    assert status(repo)["settings"]["embedding_model"] == "minilm"
+    assert_one_line_error(err, "ollama:nomic-embed-text", "no Ollama server answers",
+                          f"unchanged (embedding {DEFAULT_EMBEDDING_MODEL})")
+    assert status(repo)["settings"]["embedding_model"] == DEFAULT_EMBEDDING_MODEL
     assert status(repo)["vectors_pending"] == {"card": 0, "code": 0}
     found = search(repo, "add a directed edge")
     assert found["results"][0]["symbol"] == "insert_edge" and not vector_notes(found)

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
+from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL
+from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex, closing_connection
@@ -23,7 +25,7 @@ REOPENS_GROWTH_LIMIT_MB = 35
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
     """One real model for the module."""
-    return MiniLMEmbedder()
+    return embedder_for(DEFAULT_EMBEDDING_MODEL)
 
 
 @pytest.fixture

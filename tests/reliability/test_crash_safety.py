@@ -33,8 +33,9 @@ import pytest
 from grepgraph.graphs.code_search import graph
 from grepgraph.graphs.resources import forget_searchers
 from grepgraph.retrievers.core.errors import IndexBusy
-from grepgraph.retrievers.core.index_settings import IndexSettings
+from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL, IndexSettings
 from grepgraph.retrievers.dense import sync as vector_sync
+from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.source.scan import file_hash
@@ -72,9 +73,10 @@ from grepgraph.retrievers.store.index import CodeIndex, IndexSettings
 vector_sync.EMBED_BATCH = 4  # many small vector batches, so a kill lands between (or inside) them
 embedder = None
 if mode != "hold":
-    from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
+    from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL
+    from grepgraph.retrievers.dense.embeddings import embedder_for
     import grepgraph.retrievers.dense.vectors, chromadb  # imported before the clock starts, like the model
-    embedder = MiniLMEmbedder()
+    embedder = embedder_for(DEFAULT_EMBEDDING_MODEL)
     embedder.embed(["warm up"])
 print("READY", flush=True)
 if sys.stdin.readline().strip() != "GO":
@@ -165,7 +167,7 @@ def isolated_module(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+    return embedder_for(DEFAULT_EMBEDDING_MODEL)
 
 
 def rows(index: CodeIndex, sql: str, params: tuple = ()) -> list[tuple]:
