@@ -1,7 +1,7 @@
 """Where a first index's time goes, with an empty embedding cache: seconds and items/s per stage.
 
     python benchmarks/first_index.py REPO                              # the default model
-    python benchmarks/first_index.py REPO --embedding minilm,minilm-quantized   # two models, one run
+    python benchmarks/first_index.py REPO --embedding minilm,code-minilm-quantized   # two models, one run
     python benchmarks/first_index.py REPO --keep /tmp/x                # ... kept there
     python benchmarks/first_index.py REPO --no-embed                   # the lexical stages only
 
@@ -74,7 +74,10 @@ def first_index(repo: Path, work: Path, embedding: str, embed: bool = True) -> d
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repo", type=Path)
-    parser.add_argument("--embedding", default="minilm", help="comma-separated embedding_model settings, run in turn")
+    from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL
+
+    parser.add_argument("--embedding", default=DEFAULT_EMBEDDING_MODEL,
+                        help="comma-separated embedding_model settings, run in turn (default: the default model)")
     parser.add_argument("--no-embed", action="store_true", help="the lexical stages only (as index --vectors-later)")
     parser.add_argument("--keep", type=Path, help="index in this directory and keep it")
     args = parser.parse_args()
