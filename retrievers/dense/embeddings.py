@@ -9,7 +9,7 @@ from ..core.run_settings import DEFAULT_LLM_BASE_URL
 from .minilm import MiniLMEmbedder, shared_embedder
 from .ollama import OllamaEmbedder
 
-# Names of the bundled ones in the embedding_model setting; plain "minilm" (the packaged model) is the default.
+# Names of the bundled ones in the embedding_model setting (the default: core.index_settings.DEFAULT_EMBEDDING_MODEL).
 MINILM, MINILM_QUANTIZED, CODE_MINILM = "minilm", "minilm-quantized", "code-minilm"
 CODE_MINILM_QUANTIZED = "code-minilm-quantized"
 BUNDLED = (MINILM, MINILM_QUANTIZED, CODE_MINILM, CODE_MINILM_QUANTIZED)
@@ -18,7 +18,7 @@ BUNDLED = (MINILM, MINILM_QUANTIZED, CODE_MINILM, CODE_MINILM_QUANTIZED)
 def embedder_for(name: str, ollama_url: str = DEFAULT_LLM_BASE_URL) -> MiniLMEmbedder | OllamaEmbedder:
     """The embedder an index setting names.
 
-    ``minilm`` (default, offline), ``minilm-quantized``, ``code-minilm``, ``code-minilm-quantized`` (bundled)
+    ``code-minilm-quantized`` (the default), ``code-minilm``, ``minilm``, ``minilm-quantized`` (bundled, offline)
     or ``ollama:<model>``.
     """
     if name in BUNDLED:
