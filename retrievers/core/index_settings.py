@@ -30,7 +30,7 @@ class IndexSettings:
     bm25_backend: str = setting("bm25s", "BM25 engine.", ("bm25s", "rank_bm25"))
     embedding_model: str = setting(
         DEFAULT_EMBEDDING_MODEL, "Embedding model: code-minilm-quantized (bundled, offline: MiniLM fine-tuned on "
-        "code by grepgraph, quantized once per machine), code-minilm (the same unquantized, ~2.5x slower to embed), "
+        "code by grepgraph, quantized), code-minilm (the same unquantized, ~2.5x slower to embed), "
         "minilm (all-MiniLM-L6-v2, bundled; the default before 2026-11-26), minilm-quantized "
         "or ollama:<model>, e.g. ollama:nomic-embed-text.")
     views: str = setting("auto", "What to embed per chunk (auto: card+code up to 25k chunks, cards above).",

@@ -9,7 +9,7 @@ but it ranked lower on the docstring ruler (MRR@10 0.633 -> 0.624), so it is opt
 are sorted by length and padded per batch: padding every text to the maximum length made
 embedding several times slower. ``code-minilm`` runs grepgraph's own code-trained MiniLM (same tokenizer,
 384 dimensions; data/MODEL_CARD-code-minilm.md), shipped in ``data/`` and run as it is;
-``code-minilm-quantized`` its dynamically quantized copy, made the same way as MiniLM's.
+``code-minilm-quantized`` (the default) its dynamically quantized copy, made as MiniLM's is and shipped too.
 """
 
 from __future__ import annotations
@@ -120,17 +120,17 @@ class MiniLMEmbedder:
     def _resolve_model_path(self) -> tuple[Path, str]:
         from .derived_models import quantized_model, unguarded_model
 
-        packaged = code_model_file() if self.code else minilm_files()[0]
+        if self.code:
+            # Exported from torch (no NaN guards to strip); its quantized copy ships beside it.
+            return code_model_file(self.quantized), CODE_MINILM_QUANTIZED_MODEL_ID if self.quantized else \
+                CODE_MINILM_MODEL_ID
+        packaged = minilm_files()[0]
         if self.quantized:
             try:
-                return quantized_model(packaged), CODE_MINILM_QUANTIZED_MODEL_ID if self.code else \
-                    MINILM_QUANTIZED_MODEL_ID
+                return quantized_model(packaged), MINILM_QUANTIZED_MODEL_ID
             except (ImportError, OSError) as error:
-                log.warning("the quantized embedding model could not be made (%s); using the unquantized one, "
-                            "which embeds slower", error)
-        if self.code:
-            # Exported from torch: no NaN guards to strip, so it runs as shipped.
-            return packaged, CODE_MINILM_MODEL_ID
+                log.warning("the quantized embedding model could not be made (%s); using the default one, "
+                            "which embeds ~1.5x slower", error)
         try:
             return unguarded_model(packaged), MINILM_MODEL_ID
         except Exception as error:  # noqa: BLE001 - the packaged file makes the same vectors, a little slower

@@ -44,6 +44,12 @@ CODE_MODEL = PinnedFile("grepgraph-code-minilm-v1.onnx",
                         "08e4f7f8a52e8e7b8545b2cc6aa5172f502a9f7c2b83bd96db77bb85de588603",
                         "reinstall grepgraph (in a checkout: "
                         "git checkout -- retrievers/dense/data/grepgraph-code-minilm-v1.onnx)")
+# Its dynamically quantized copy (code-minilm-quantized, the default), made by derived_models' recipe (onnxruntime
+# 1.32.0) and shipped rather than made per machine, so every machine embeds the same vectors under its id.
+CODE_MODEL_QUANTIZED = PinnedFile("grepgraph-code-minilm-v1-dynint8.onnx",
+                                  "01ceec9e65d86d56e4818dde98fee2d4b1ea9f2e21264f7a5614aefb8bfacd95",
+                                  "reinstall grepgraph (in a checkout: "
+                                  "git checkout -- retrievers/dense/data/grepgraph-code-minilm-v1-dynint8.onnx)")
 
 
 class EmbeddingModelMissing(IndexError_):
@@ -97,9 +103,10 @@ def tokenizer_file() -> Path:
     return verified(DATA_DIR / TOKENIZER.name, TOKENIZER)
 
 
-def code_model_file() -> Path:
-    """The code-trained ONNX model shipped with grepgraph, verified."""
-    return verified(DATA_DIR / CODE_MODEL.name, CODE_MODEL)
+def code_model_file(quantized: bool = False) -> Path:
+    """The code-trained ONNX model shipped with grepgraph (or its shipped quantized copy), verified."""
+    pinned = CODE_MODEL_QUANTIZED if quantized else CODE_MODEL
+    return verified(DATA_DIR / pinned.name, pinned)
 
 
 def minilm_files() -> tuple[Path, Path]:

@@ -4,6 +4,7 @@ import shutil
 
 import numpy as np
 from grepgraph.retrievers.core.index_settings import IndexSettings
+from grepgraph.retrievers.dense.derived_models import quantized_model
 from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import (
     CODE_MINILM_MODEL_ID,
@@ -12,7 +13,7 @@ from grepgraph.retrievers.dense.minilm import (
     MINILM_QUANTIZED_MODEL_ID,
     MiniLMEmbedder,
 )
-from grepgraph.retrievers.dense.model_files import CODE_MODEL, DATA_DIR, sha256_of
+from grepgraph.retrievers.dense.model_files import CODE_MODEL, CODE_MODEL_QUANTIZED, DATA_DIR, sha256_of
 from grepgraph.retrievers.dense.sync import vector_model_ids
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
@@ -40,16 +41,20 @@ def test_the_setting_runs_the_pinned_file_into_unit_vectors_under_its_own_id():
     assert np.all(cosines > 0.5) and not np.allclose(cosines, 1.0, atol=1e-3)
 
 
-def test_the_quantized_setting_runs_a_quantized_copy_of_the_code_model_under_another_id(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    quantized = MiniLMEmbedder(code=True, quantized=True)
+def test_the_quantized_setting_runs_the_shipped_quantized_copy_under_its_own_id(tmp_path):
+    quantized = embedder_for("code-minilm-quantized")
     assert quantized.model_id == CODE_MINILM_QUANTIZED_MODEL_ID
-    assert quantized.model_path().parent == tmp_path / "grepgraph" / "models"
-    assert quantized.model_path().stat().st_size < (DATA_DIR / CODE_MODEL.name).stat().st_size * 0.6
+    assert quantized.model_path() == DATA_DIR / CODE_MODEL_QUANTIZED.name
+    assert sha256_of(quantized.model_path()) == CODE_MODEL_QUANTIZED.sha256
     # Other vectors than the code model's (another id), but close to them.
-    cosines = (quantized.embed(TEXTS) * embedder_for("code-minilm").embed(TEXTS)).sum(axis=1)
+    vectors = quantized.embed(TEXTS)
+    cosines = (vectors * embedder_for("code-minilm").embed(TEXTS)).sum(axis=1)
     assert np.all(cosines > 0.97) and not np.allclose(cosines, 1.0, atol=1e-4)
     assert vector_model_ids("code-minilm-quantized", quantized)[0] == CODE_MINILM_QUANTIZED_MODEL_ID
+    # The shipped copy is what the quantization recipe makes of the shipped model.
+    remade = MiniLMEmbedder()
+    remade._model_path, remade._model_id = quantized_model(DATA_DIR / CODE_MODEL.name, tmp_path), "remade"
+    assert np.allclose(remade.embed(TEXTS), vectors, atol=1e-5)
 
 
 def test_an_index_switched_to_the_code_model_re_embeds_every_vector(tmp_path):
