@@ -87,8 +87,9 @@ class MiniLMEmbedder:
             batch_size: Texts per onnxruntime call.
             threads: Model sessions that embed a large call's batches side by side, one core each
                 (default: all cores, capped at 4). A query, or a call of few texts, uses one.
-            quantized: Run the dynamically quantized copy of the model (made on first use); when it
-                can't be made (no ``onnx`` package, no writable cache) the packaged model runs instead.
+            quantized: Run the dynamically quantized copy of the model: the code model's ships with it; MiniLM's
+                is made on first use, and when it can't be (no ``onnx`` package, no writable cache) the
+                packaged model runs instead.
             code: Run the code-trained model shipped with grepgraph instead (``quantized``: its quantized copy).
         """
         self.max_tokens = max_tokens

