@@ -119,12 +119,12 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--models", help="comma-separated embedding_model settings to time instead")
     args = parser.parse_args()
     texts = sample_texts((args.index_dir or args.repo / ".grepgraph") / "index.sqlite", args.texts)
+    from grepgraph.retrievers.dense.embeddings import embedder_for
     from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
 
     if args.models:
         names = args.models.split(",")
-        setups = {name: MiniLMEmbedder(quantized=name.endswith("-quantized"), code=name.startswith("code-"))
-                  for name in names}
+        setups = {name: embedder_for(name) for name in names}
     else:  # the default is timed as it runs (the class itself); the packaged graph through a set-up class
         setups = {"packaged": embedder_class(*set_ups()["packaged"])(), "default": MiniLMEmbedder()}
     base = next(iter(setups))

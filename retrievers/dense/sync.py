@@ -50,7 +50,9 @@ def view_model_id(model_id: str, view: str, embedder: Any) -> str:
 
 def bundled_model(setting: str) -> bool:
     """Whether an ``embedding_model`` setting names a MiniLM shipped with grepgraph (not a server's model)."""
-    return setting.startswith(("minilm", "code-minilm"))
+    from .embeddings import BUNDLED  # the setting names live with the embedder they pick (loaded to embed anyway)
+
+    return setting in BUNDLED
 
 
 def vector_model_ids(setting: str, embedder: Any) -> tuple[str, str]:
