@@ -323,6 +323,12 @@ def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
     return gather(record, corpus, index, queries[:COMMITS_PER_REPOSITORY])
 
 
+def to_make(record: dict, target: Path, args: argparse.Namespace) -> bool:
+    """Whether this run makes ``target``: the record is asked for (or no ``--only``), and not made or ``--again``."""
+    asked = args.only is None or record["name"] in args.only.split(",")
+    return asked and (args.again or not target.exists())
+
+
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help="comma-separated package names (done again if done)")
@@ -336,7 +342,7 @@ def main() -> None:  # noqa: D103
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in plan(package_records()):
             target = FEATURES / f"{record['name']}.pasted.npz"
-            if args.only and record["name"] not in args.only.split(",") or target.exists() and not args.again:
+            if not to_make(record, target, args):
                 continue
             corpus = corpus_of(record)
             index = indexed(corpus)
@@ -348,8 +354,7 @@ def main() -> None:  # noqa: D103
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in repository_records():
-            wanted = args.only is None or record["name"] in args.only.split(",")
-            if not wanted or (FEATURES / f"{record['name']}.npz").exists() and not args.again:
+            if not to_make(record, FEATURES / f"{record['name']}.npz", args):
                 continue
             say(f"{record['name']:<24} {record['language']:<11} {record['split']}")
             arrays = extract_commits(record)
