@@ -15,7 +15,8 @@ Steps, all on a *copy* of the corpus (the original is only read):
 3. re-index after appending a new function to one file (target <= 2 s), then search for it;
 4. query latency over a fixed list of realistic queries (questions, code names, issue
    texts with tracebacks): 5 warm-up queries, then every query 3 times. ``Searcher.search``
-   with default settings, its dense part alone, and ``Searcher.lexical_scores`` on the
+   with default settings and with each ranking (``blend="hand"``, ``blend="learned"``, in turn on
+   each query), its dense part alone, and ``Searcher.lexical_scores`` on the
    same tokens for both BM25 engines (``bm25s`` in the main index, ``rank_bm25`` in a
    second, lexical-only index of the same copy), so the engines compare like for like.
 
@@ -48,13 +49,15 @@ sys.path.insert(0, str(ROOT))
 
 from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
-from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.rank.search import DEFAULT_BLEND, Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
 TARGET_NO_CHANGE_S = 5.0
 TARGET_ONE_FILE_S = 2.0
 WARMUP_QUERIES = 5
 RUNS_PER_QUERY = 3
+# Both rankings are timed on every query, side by side (the default one also as `Searcher.search`).
+BLENDS = ("hand", "learned")
 COPY_IGNORED = ("site-packages", "__pycache__", "*.pyc")
 # The file the one-file-changed step appends to, when the corpus has it (else the first non-test .py).
 PROBE_FILE_PREFERENCES = ("json/decoder.py",)
@@ -434,21 +437,26 @@ def time_ms(function, *args, **kwargs) -> tuple[float, object]:
 def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]]) -> dict:
     """Warm up, then time every query ``RUNS_PER_QUERY`` times in each configuration."""
     for _, query in queries[:WARMUP_QUERIES]:
-        main.search(query, 10)
+        for blend in BLENDS:
+            main.search(query, 10, blend=blend)
         tokens = tokenize_query(query)
         main.lexical_scores(tokens)
         rank.lexical_scores(tokens)
-    samples: dict[str, list[float]] = {"search": [], "dense": [], "bm25s": [], "rank_bm25": []}
+    samples: dict[str, list[float]] = {"search": [], "dense": [], "bm25s": [], "rank_bm25": [],
+                                       **{f"search_{blend}": [] for blend in BLENDS}}
     by_kind: dict[str, list[float]] = {kind: [] for kind in QUERY_KINDS}
     per_query: dict[str, list[float]] = {query: [] for _, query in queries}
     overlaps = []
     for round_number in range(RUNS_PER_QUERY):
         log(f"latency round {round_number + 1}/{RUNS_PER_QUERY} over {len(queries)} queries")
         for kind, query in queries:
-            elapsed, _ = time_ms(main.search, query, 10)
-            samples["search"].append(elapsed)
-            by_kind[kind].append(elapsed)
-            per_query[query].append(elapsed)
+            for blend in BLENDS:  # each blend in turn on the same query: a noisy moment costs both alike
+                elapsed, _ = time_ms(main.search, query, 10, blend=blend)
+                samples[f"search_{blend}"].append(elapsed)
+                if blend == DEFAULT_BLEND:
+                    samples["search"].append(elapsed)
+                    by_kind[kind].append(elapsed)
+                    per_query[query].append(elapsed)
             samples["dense"].append(time_ms(main.dense_scores, query[:2000])[0])
             tokens = tokenize_query(query)
             # Searchers keep the last query's BM25 scores (the graph probes, then retrieves): start cold.
@@ -467,6 +475,8 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
         "search_by_kind": {kind: latency_stats(values) for kind, values in by_kind.items() if values},
         "rank_bm25_over_bm25s": {q: round(stats["rank_bm25"][q] / max(stats["bm25s"][q], 1e-9), 1)
                                  for q in ("p50_ms", "p95_ms")},
+        "learned_over_hand": {q: round(stats["search_learned"][q] / max(stats["search_hand"][q], 1e-9), 2)
+                              for q in ("p50_ms", "p95_ms")},
         "bm25_top10_overlap": round(statistics.fmean(overlaps), 3),
         "slowest_search_queries": [{"query": q.splitlines()[0][:80], "p50_ms": round(statistics.median(v), 1)}
                                    for q, v in slowest],
@@ -547,8 +557,11 @@ def print_tables(report: dict) -> None:
     print()
     print("| what is timed | n | p50 ms | p95 ms | mean ms | max ms |")
     print("|---|---|---|---|---|---|")
-    rows = [("`Searcher.search` (default: BM25 + vectors + symbols + mentions)", search["search"])]
+    rows = [(f"`Searcher.search` (default, {DEFAULT_BLEND} blend: BM25 + vectors + symbols + mentions)",
+             search["search"])]
     rows += [(f"  … {kind} queries", stats) for kind, stats in search["search_by_kind"].items()]
+    rows += [(f"`Searcher.search`, blend={blend!r}", search[f"search_{blend}"])
+             for blend in BLENDS if f"search_{blend}" in search]
     rows += [("`dense_scores` alone (query embedding + Chroma, embedded views)", search["dense"]),
              ("`lexical_scores`, bm25s", search["bm25s"]),
              ("`lexical_scores`, rank_bm25 (same tokens)", search["rank_bm25"])]
@@ -557,6 +570,9 @@ def print_tables(report: dict) -> None:
               f"| {stats['max_ms']} |")
     ratio = search["rank_bm25_over_bm25s"]
     print(f"| rank_bm25 / bm25s | | {ratio['p50_ms']}× | {ratio['p95_ms']}× | | |")
+    if "learned_over_hand" in search:
+        ratio = search["learned_over_hand"]
+        print(f"| learned / hand blend | | {ratio['p50_ms']}× | {ratio['p95_ms']}× | | |")
     print()
     print(f"BM25 engines' top-10 overlap (same tokens): {search['bm25_top10_overlap']:.0%}. Slowest searches: "
           + "; ".join(f"{q['query']!r} {q['p50_ms']} ms" for q in search["slowest_search_queries"]) + ".")

@@ -101,10 +101,12 @@ def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dic
         return {}
     kinds = ",".join("?" * len(TYPE_KINDS))
     found = {}
-    for batch, marks in batched(sorted({path for path, _ in owners})):
+    # By symbol (the NOCASE index; the exact pair is checked here): a file's rows are many, a type's name few.
+    for batch, marks in batched(sorted({symbol for _, symbol in owners})):
         for chunk_id, *row in connection.execute(
                 "SELECT id, path, symbol, kind, start_line, end_line, language, is_test FROM chunks"
-                f" WHERE path IN ({marks}) AND kind IN ({kinds})", (*batch, *TYPE_KINDS)):  # noqa: S608
+                f" WHERE symbol COLLATE NOCASE IN ({marks}) AND kind IN ({kinds})",  # noqa: S608
+                (*batch, *TYPE_KINDS)):
             if (row[0], row[1]) in owners:
                 found[chunk_id] = PoolRow(*row)
     return found

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -80,9 +81,11 @@ class QueryShape:
                 "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block)}
 
 
-@dataclass(frozen=True)
-class PoolRow:
-    """The columns of one pooled chunk the features read (see :func:`retrievers.rank.hits.pool_rows`)."""
+class PoolRow(NamedTuple):
+    """The columns of one pooled chunk the features read (see :func:`retrievers.rank.hits.pool_rows`).
+
+    A named tuple: a search builds hundreds of them, and a tuple is the cheapest record to make.
+    """
 
     path: str
     symbol: str
@@ -113,20 +116,20 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
     columns["mention_frame"] = (columns["mention"] >= 1.0).astype(np.float64)
     columns["exact_verbatim"] = (columns["exact"] >= 1.0).astype(np.float64)
-    kinds = [row.kind for row in found]
-    columns["kind_type"] = np.array([kind in TYPE_KINDS for kind in kinds], dtype=np.float64)
-    columns["kind_callable"] = np.array([kind in CALLABLE_KINDS for kind in kinds], dtype=np.float64)
-    columns["kind_impl"] = np.array([kind == "impl" for kind in kinds], dtype=np.float64)
-    columns["kind_module"] = np.array([kind == "module" for kind in kinds], dtype=np.float64)
-    columns["kind_text"] = np.array([kind == "text" for kind in kinds], dtype=np.float64)
+    kinds = np.array([row.kind for row in found], dtype=object)
+    columns["kind_type"] = np.isin(kinds, list(TYPE_KINDS)).astype(np.float64)
+    columns["kind_callable"] = np.isin(kinds, list(CALLABLE_KINDS)).astype(np.float64)
+    for kind in ("impl", "module", "text"):
+        columns[f"kind_{kind}"] = (kinds == kind).astype(np.float64)
     columns.update(member_columns(ids, rows, columns))
     columns["exception_type"] = np.array([chunk_id in exceptions for chunk_id in ids], dtype=np.float64)
     columns["lines"] = np.log1p([max(row.end_line - row.start_line + 1, 1) for row in found])
-    columns["file_words"] = np.array([file_words(row.path, query_words) for row in found], dtype=np.float64)
+    by_path = {path: file_words(path, query_words) for path in {row.path for row in found}}  # a file's rows share it
+    columns["file_words"] = np.array([by_path[row.path] for row in found], dtype=np.float64)
     columns["out_of_focus"] = np.array([out_of_focus(row, focus) for row in found], dtype=np.float64)
-    languages = ["typescript" if row.language == "tsx" else row.language for row in found]
+    languages = np.array(["typescript" if row.language == "tsx" else row.language for row in found], dtype=object)
     for language in LANGUAGES:
-        columns[f"lang_{language}"] = np.array([value == language for value in languages], dtype=np.float64)
+        columns[f"lang_{language}"] = (languages == language).astype(np.float64)
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
     for name, value in shape.flags().items():

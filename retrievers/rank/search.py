@@ -20,7 +20,6 @@ import numpy as np
 
 from ..core.deadline import NO_DEADLINE, Deadline
 from ..core.errors import IndexMissing, vector_backend_errors
-from ..dense.breaker import VectorsBreaker
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
@@ -48,6 +47,7 @@ from .gathered import Gathered, LexicalSignal
 from .hits import hydrate, lift_types_by_members, owner_types, pool_rows, scored_hits
 from .learned import EVIDENCE, LearnedBlend, PoolRow, QueryShape, blend_file, load_blend
 from .messages import invocation_evidence, invoked_words, template_evidence
+from .nearest import NearestVectors
 from .ranking import (
     DENSE_CANDIDATES,
     EXACT_WEIGHT,
@@ -78,7 +78,11 @@ STALE_VECTORS = ("the vector store was older than the index (vectors stored by a
                  "loaded): candidates outside the vector top-k got the neutral cosine until the next refresh")
 
 
-DEFAULT_BLEND = "hand"
+# How candidates are ranked: ``learned`` (the fitted weights of :mod:`.learned`; a query showing evidence the
+# fit never saw falls back to the hand-set blend) or ``hand``. The learned one is the default: on packages
+# nobody tuned on it ranks better in every language (BENCHMARKS.md).
+BLENDS = ("learned", "hand")
+DEFAULT_BLEND = "learned"
 
 
 class Searcher:
@@ -98,7 +102,7 @@ class Searcher:
         index.require()
         self.index = index
         self._snapshots = LiveSnapshots(index)
-        self._breaker = VectorsBreaker()
+        self._vectors = NearestVectors(index)
 
     def close(self) -> None:
         """Release the connections, the generations' leases and this index's Chroma client."""
@@ -140,86 +144,10 @@ class Searcher:
                                generation=snapshot.generation)
         return found, signal
 
-    @staticmethod
-    def _keys_to_chunks(snapshot: IndexSnapshot, view: str, key_scores: dict[str, float]) -> dict[int, float]:
-        if not key_scores:
-            return {}
-        column = "card_key" if view == "card" else "code_key"
-        keys = list(key_scores)
-        found: dict[int, float] = {}
-        for start in range(0, len(keys), 500):
-            batch = keys[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            for chunk_id, key in snapshot.connection.execute(
-                f"SELECT id, {column} FROM chunks WHERE {column} IN ({marks})", batch  # noqa: S608
-            ):
-                found[chunk_id] = key_scores[key]
-        return found
-
     def dense_scores(self, text: str, k: int = DENSE_CANDIDATES) -> dict[str, dict[int, float]]:
         """Top-``k`` chunk ids by cosine similarity, per embedded view."""
         with self._snapshots.hold() as snapshot:
-            return self._dense(snapshot, text, k)[0]
-
-    def _dense(self, snapshot: IndexSnapshot, text: str,
-               k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
-        """The top-``k`` cosines per view, and the query's vector (``None`` when nothing was embedded)."""
-        if not text.strip():
-            return {}, None
-        with self.index.using_vectors(snapshot.views) as store:
-            if not any(store.cached_count(view) for view in snapshot.views):
-                return {}, None  # nothing embedded yet (lexical-only index): don't pay for the query embedding
-            vector = store.embedder.embed([text])[0]
-            found = {view: store.query(view, vector, k) for view in snapshot.views}
-        return {view: self._keys_to_chunks(snapshot, view, keys) for view, keys in found.items()}, vector
-
-    def _guarded_dense(self, snapshot: IndexSnapshot, text: str,
-                       k: int) -> tuple[dict[str, dict[int, float]], np.ndarray | None]:
-        """:meth:`_dense`, or nothing while the Chroma server is unreachable (retried after a pause)."""
-        if not self._breaker.allows():
-            return {}, None
-        try:
-            found = self._dense(snapshot, text, k)
-        except vector_backend_errors() as error:
-            self._vectors_failed(error)
-            return {}, None
-        self._breaker.succeeded()
-        return found
-
-    def _vectors_failed(self, error: BaseException) -> None:
-        """Open the breaker, say why in the log and drop the client that failed."""
-        note = self._breaker.failed(error, self.index.chroma_url)
-        log.warning("%s (index of %s)", note, self.index.repo)
-        self.index.reopen_vectors()
-
-    def _fill_dense(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
-                    candidates: set[int]) -> bool:
-        """Exact cosines for candidates a view's top-k missed, so the blend compares like with like.
-
-        Returns whether the vector store was out of date (those candidates then got the neutral cosine).
-        """
-        stale = False
-        for view, scores in dense.items():
-            missing = [c for c in candidates if c not in scores]
-            if not missing:
-                continue
-            column = "card_key" if view == "card" else "code_key"
-            marks = ",".join("?" * len(missing))
-            key_of = dict(snapshot.connection.execute(
-                f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
-            with self.index.using_vectors(snapshot.views) as store:
-                sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
-            stale = stale or view_stale
-            for chunk_id, key in key_of.items():
-                if key in sims:
-                    scores[chunk_id] = sims[key]
-            # Chunks with no vector (still being embedded, or tests in a large repository) get the
-            # pool's median cosine: unknown is neutral, and a zero would bury an exact name match.
-            known = sorted(scores.values())
-            neutral = known[len(known) // 2] if known else 0.0
-            for chunk_id in candidates:
-                scores.setdefault(chunk_id, neutral)
-        return stale
+            return self._vectors.nearest(snapshot, text, k)[0]
 
     def name_coverage(self, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
         """Share of each candidate's name words the query uses, on the newest generation (see :mod:`.evidence`)."""
@@ -289,6 +217,7 @@ class Searcher:
             if learned is not None:
                 ids, columns = found.columns(kind_priors, focus)
                 if learned.covers(columns):
+                    deadline.check("the learned ranking")
                     model = learned.model(found.cosines)
                     hits = scored_hits(snapshot.connection, ids, model.score(columns), found.components, cut)
                     focused = model.weighs_focus
@@ -319,23 +248,22 @@ class Searcher:
                 scope: Scope | None, exact: bool, learned: bool, deadline: Deadline) -> Gathered:
         """The candidate pool of a query and every evidence on it (the learned blend gets all of it)."""
         paths, allowed = snapshot.scope_filter(scope)
-        tokens = tokenize_query(query + " " + " ".join(keywords or []))
         long_query = len(query.split()) > LONG_QUERY_WORDS
+        if weights is not None and not any(weights.get(view) for view in ("card", "code")):
+            dense = False
+        dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
+        wants_vectors = dense
+        dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
+        # The query embeds on a worker thread while BM25 and the evidence that needs no cosine are gathered.
+        nearest = self._vectors.start(snapshot, plain_text(dense_input), dense_k) if dense else None
+        tokens = tokenize_query(query + " " + " ".join(keywords or []))
         bm25 = snapshot.lexical(repeated_by_frequency(tokens, query, LONG_QUERY_TERM_REPEAT_CAP)
                                 if long_query else tokens)
         lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
-        if weights is not None and not any(weights.get(view) for view in ("card", "code")):
-            dense = False
         pasted_block = long_query and is_code_block(query)
         exact_weight = 0.0
         if weights is None and exact:
             exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
-        dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
-        wants_vectors = dense
-        dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
-        deadline.check("the dense stage")
-        cosines, query_vector = (self._guarded_dense(snapshot, plain_text(dense_input), dense_k) if dense
-                                 else ({}, None))
         deadline.check("the evidence stage")
         symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
         described = described_kind(query) if kind_priors else None
@@ -350,12 +278,7 @@ class Searcher:
         store = TextStore(snapshot.connection, snapshot.text_cache)
         pasted = exact_chunk_evidence(store, query, paths) if exact_weight or (learned and exact) else {}
         if allowed is not None:
-            cosines, symbols, mentions = (
-                {view: within(scores, allowed) for view, scores in cosines.items()},
-                within(symbols, allowed), within(mentions, allowed))
-        pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
-        if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
-            pool |= set(exceptions)
+            symbols, mentions = within(symbols, allowed), within(mentions, allowed)
         if learned:
             weights = dict.fromkeys(EVIDENCE, 1.0)  # the model weighs every evidence: gather all of it
         elif weights is None:
@@ -365,6 +288,13 @@ class Searcher:
         invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
         if allowed is not None:
             calls = within(calls, allowed)
+        deadline.check("the dense stage")
+        cosines, query_vector = self._vectors.finish(snapshot, nearest) if nearest else ({}, None)
+        if allowed is not None:
+            cosines = {view: within(scores, allowed) for view, scores in cosines.items()}
+        pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
+        if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
+            pool |= set(exceptions)
         pool |= set(calls) | set(printed) | set(invoked)
         if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
             pool |= {int(c) for c in allowed}
@@ -381,12 +311,12 @@ class Searcher:
         deadline.check("the exact cosines")
         if cosines and query_vector is not None:
             try:
-                if self._fill_dense(snapshot, cosines, query_vector, pool):
+                if self._vectors.fill(snapshot, cosines, query_vector, pool):
                     signal.fallbacks.append(STALE_VECTORS)
             except vector_backend_errors() as error:
-                self._vectors_failed(error)
+                self._vectors.failed(error)
                 cosines = {}
-        vectors_error = self._breaker.note
+        vectors_error = self._vectors.breaker.note
         if wants_vectors and vectors_error:
             signal.vectors_note = vectors_error
         elif wants_vectors and not cosines and dense_input.strip():

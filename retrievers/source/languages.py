@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 LANGUAGE_BY_EXTENSION = {
@@ -75,6 +76,7 @@ def is_test_path(path: str, language: str | None = None) -> bool:
 DOCUMENTATION_DIRECTORIES = {"doc", "docs", ".github", "documentation"}
 
 
+@lru_cache(maxsize=65536)  # every search's pool asks again about the same few thousand files
 def is_documentation(path: str, kind: str) -> bool:
     """Whether a chunk is prose or project plumbing rather than implementation.
 

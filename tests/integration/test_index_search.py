@@ -196,10 +196,13 @@ def test_exact_symbol_comes_first(built):
 
 
 def test_focus_decides_between_implementation_and_tests(built):
+    def rank(hits: list[Hit], path: str) -> int:  # a file demoted out of the top 20 ranks after all of them
+        return next((rank for rank, hit in enumerate(hits) if hit.path == path), len(hits))
+
     implementation, _ = built.searcher.search("store_parse_result", limit=20, focus="implementation")
-    assert first_rank(implementation, STORE) < first_rank(implementation, TEST_STORE)
+    assert rank(implementation, STORE) < rank(implementation, TEST_STORE)
     tests, _ = built.searcher.search("store_parse_result", limit=20, focus="tests")
-    assert first_rank(tests, TEST_STORE) < first_rank(tests, STORE)
+    assert rank(tests, TEST_STORE) < rank(tests, STORE)
     assert tests[0].is_test and not implementation[0].is_test
 
 
@@ -589,15 +592,20 @@ def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
     index.update()
     searcher = Searcher(index)
     try:
-        def symbols(query: str) -> list[str]:
-            hits, _ = searcher.search(query, limit=5)
+        def symbols(query: str, blend: str = "learned") -> list[str]:
+            hits, _ = searcher.search(query, limit=5, blend=blend)
             return [hit.symbol for hit in hits]
 
         # Worded like a method's docstring, the method comes first ...
-        assert symbols("Appends an entry to the file with its SHA-256 checksum")[0] == "Journal.append_with_checksum"
-        # ... worded like a class's, the class does: it is described by what its methods do.
-        described = symbols("A log that appends each entry to a file with its SHA-256 checksum")
+        for blend in ("hand", "learned"):
+            assert symbols("Appends an entry to the file with its SHA-256 checksum", blend)[0] == \
+                "Journal.append_with_checksum"
+        # ... worded like a class's, the class and that method lead; the hand-set type lift puts the class first.
+        query = "A log that appends each entry to a file with its SHA-256 checksum"
+        described = symbols(query, "hand")
         assert described[:2] == ["Journal", "Journal.append_with_checksum"], described
+        described = symbols(query)
+        assert set(described[:2]) == {"Journal", "Journal.append_with_checksum"}, described
     finally:
         searcher.close()
 
@@ -651,10 +659,13 @@ def test_opening_with_a_base_class_name_describes_a_subclass(tmp_path):
     index.update()
     searcher = Searcher(index)
     try:
-        hits, _ = searcher.search("Checker which passes if the text matches a regular expression", limit=5)
-        symbols = [hit.symbol for hit in hits]
-        # The subclass comes before its own methods, and before its sibling.
+        query = "Checker which passes if the text matches a regular expression"
+        symbols = [hit.symbol for hit in searcher.search(query, limit=5, blend="hand")[0]]
+        # The hand-set lifts put the subclass before its own methods, and before its sibling ...
         assert symbols.index("Pattern") < symbols.index("Pattern.__call__"), symbols
         assert "Bounds" not in symbols[:symbols.index("Pattern")], symbols
+        # ... the learned ranking leads with the subclass and the method that does it.
+        symbols = [hit.symbol for hit in searcher.search(query, limit=5)[0]]
+        assert set(symbols[:2]) == {"Pattern", "Pattern.__call__"}, symbols
     finally:
         searcher.close()

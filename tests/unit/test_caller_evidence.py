@@ -53,7 +53,7 @@ def test_a_resolved_caller_of_a_traceback_frame_gets_caller_evidence(tmp_path: P
 
 def test_short_queries_get_no_caller_evidence(tmp_path: Path):
     with lexical_searcher(tmp_path, {"parser.py": PARSER}) as searcher:
-        hits, _ = searcher.search("why does split_fields fail on a line without a colon", limit=10)
+        hits, _ = searcher.search("why does split_fields fail on a line without a colon", limit=10, blend="hand")
     assert hits and all(not hit.components.get("calls") for hit in hits)
 
 

@@ -67,7 +67,7 @@ def test_the_exceptions_join_the_candidates_even_without_a_word_in_common(search
 
 def test_the_wording_lifts_an_exception_as_a_type_and_once_more_as_an_exception(searcher):
     description = "Raised when a book is added to a shelf whose slots are all taken."
-    lifted = {hit.symbol: hit.score for hit in searcher.search(description, 10)[0]}
-    plain = {hit.symbol: hit.score for hit in searcher.search(description, 10, kind_priors=False)[0]}
+    lifted = {hit.symbol: hit.score for hit in searcher.search(description, 10, blend="hand")[0]}
+    plain = {hit.symbol: hit.score for hit in searcher.search(description, 10, kind_priors=False, blend="hand")[0]}
     expected = (1 + TYPE_DESCRIPTION_BONUS) * (1 + EXCEPTION_BONUS)
     assert lifted["ShelfFull"] / plain["ShelfFull"] == pytest.approx(expected, rel=0.02)

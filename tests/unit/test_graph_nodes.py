@@ -324,9 +324,10 @@ def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index,
 
 def test_the_focus_demotion_setting_reaches_the_searcher(sample_index):
     query = "GraphStore.store_parse_result"
-    def scores(demotion: float) -> dict:
+    def scores(demotion: float) -> dict:  # the hand-set ranking's factor (the learned one weighs the focus itself)
         output = build_graph().invoke({"query": query, "limit": 20, "focus": "tests"},
-                                      context={**sample_index, "llm_enabled": False, "focus_demotion": demotion})
+                                      context={**sample_index, "llm_enabled": False, "focus_demotion": demotion,
+                                               "ranking": "hand"})
         return {(row["path"], row["symbol"]): row["score"] for row in output["results"]}
 
     default, halved = scores(0.5), scores(0.25)
@@ -453,7 +454,8 @@ def test_a_structured_query_skips_the_llm_rewrite(sample_index):
     assert trace_of(output, "should_rewrite")[0]["reason"] == "structured query given by caller"
     assert not trace_of(output, "rewrite")
     assert not any("translate a developer's question" in prompt for prompt in model.prompts)
-    assert output["results"][0]["symbol"] == "GraphStore.store_parse_result"
+    # The method that saves them, or first the class holding it (a class counts as an answer for its methods).
+    assert "GraphStore.store_parse_result" in [row["symbol"] for row in output["results"][:2]]
 
 
 def test_focus_tests_puts_the_tests_first(sample_index):
