@@ -15,8 +15,9 @@ Steps, all on a *copy* of the corpus (the original is only read):
 3. re-index after appending a new function to one file (target <= 2 s), then search for it;
 4. query latency over a fixed list of realistic queries (questions, code names, issue
    texts with tracebacks): 5 warm-up queries, then every query 3 times. ``Searcher.search``
-   with default settings and with each ranking (``blend="hand"``, ``blend="learned"``, in turn on
-   each query), its dense part alone, and ``Searcher.lexical_scores`` on the
+   with default settings and with each ranking (``blend="hand"``, ``blend="learned"``, and the hand-set one
+   embedding the query in turn as searches did before; in turn on each query), its dense part alone, and
+   ``Searcher.lexical_scores`` on the
    same tokens for both BM25 engines (``bm25s`` in the main index, ``rank_bm25`` in a
    second, lexical-only index of the same copy), so the engines compare like for like.
 
@@ -56,8 +57,15 @@ TARGET_NO_CHANGE_S = 5.0
 TARGET_ONE_FILE_S = 2.0
 WARMUP_QUERIES = 5
 RUNS_PER_QUERY = 3
-# Both rankings are timed on every query, side by side (the default one also as `Searcher.search`).
-BLENDS = ("hand", "learned")
+# Every query is timed with both rankings, and with the hand-set one embedding the query in turn instead of
+# beside the lexical stage (how every search ran before 2026-11-26); the default is also `Searcher.search`'s row.
+SETUPS = (("hand", False), ("hand", True), ("learned", True))
+
+
+def setup_name(blend: str, overlap: bool) -> str:
+    """A timed set-up's key in the report."""
+    return f"search_{blend}" + ("" if overlap else "_inline")
+
 COPY_IGNORED = ("site-packages", "__pycache__", "*.pyc")
 # The file the one-file-changed step appends to, when the corpus has it (else the first non-test .py).
 PROBE_FILE_PREFERENCES = ("json/decoder.py",)
@@ -437,23 +445,25 @@ def time_ms(function, *args, **kwargs) -> tuple[float, object]:
 def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]]) -> dict:
     """Warm up, then time every query ``RUNS_PER_QUERY`` times in each configuration."""
     for _, query in queries[:WARMUP_QUERIES]:
-        for blend in BLENDS:
+        for blend, _overlap in SETUPS:
             main.search(query, 10, blend=blend)
         tokens = tokenize_query(query)
         main.lexical_scores(tokens)
         rank.lexical_scores(tokens)
     samples: dict[str, list[float]] = {"search": [], "dense": [], "bm25s": [], "rank_bm25": [],
-                                       **{f"search_{blend}": [] for blend in BLENDS}}
+                                       **{setup_name(*setup): [] for setup in SETUPS}}
     by_kind: dict[str, list[float]] = {kind: [] for kind in QUERY_KINDS}
     per_query: dict[str, list[float]] = {query: [] for _, query in queries}
     overlaps = []
     for round_number in range(RUNS_PER_QUERY):
         log(f"latency round {round_number + 1}/{RUNS_PER_QUERY} over {len(queries)} queries")
         for kind, query in queries:
-            for blend in BLENDS:  # each blend in turn on the same query: a noisy moment costs both alike
+            for blend, overlap in SETUPS:  # each in turn on the same query: a noisy moment costs all alike
+                main._vectors.overlap = overlap
                 elapsed, _ = time_ms(main.search, query, 10, blend=blend)
-                samples[f"search_{blend}"].append(elapsed)
-                if blend == DEFAULT_BLEND:
+                main._vectors.overlap = True
+                samples[setup_name(blend, overlap)].append(elapsed)
+                if blend == DEFAULT_BLEND and overlap:
                     samples["search"].append(elapsed)
                     by_kind[kind].append(elapsed)
                     per_query[query].append(elapsed)
@@ -477,6 +487,8 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
                                  for q in ("p50_ms", "p95_ms")},
         "learned_over_hand": {q: round(stats["search_learned"][q] / max(stats["search_hand"][q], 1e-9), 2)
                               for q in ("p50_ms", "p95_ms")},
+        "default_over_before": {q: round(stats["search"][q] / max(stats["search_hand_inline"][q], 1e-9), 2)
+                                for q in ("p50_ms", "p95_ms")},
         "bm25_top10_overlap": round(statistics.fmean(overlaps), 3),
         "slowest_search_queries": [{"query": q.splitlines()[0][:80], "p50_ms": round(statistics.median(v), 1)}
                                    for q, v in slowest],
@@ -560,8 +572,8 @@ def print_tables(report: dict) -> None:
     rows = [(f"`Searcher.search` (default, {DEFAULT_BLEND} blend: BM25 + vectors + symbols + mentions)",
              search["search"])]
     rows += [(f"  … {kind} queries", stats) for kind, stats in search["search_by_kind"].items()]
-    rows += [(f"`Searcher.search`, blend={blend!r}", search[f"search_{blend}"])
-             for blend in BLENDS if f"search_{blend}" in search]
+    rows += [(f"`Searcher.search`, blend={blend!r}" + ("" if overlap else ", query embedded in turn (as before)"),
+              search[setup_name(blend, overlap)]) for blend, overlap in SETUPS if setup_name(blend, overlap) in search]
     rows += [("`dense_scores` alone (query embedding + Chroma, embedded views)", search["dense"]),
              ("`lexical_scores`, bm25s", search["bm25s"]),
              ("`lexical_scores`, rank_bm25 (same tokens)", search["rank_bm25"])]
@@ -573,6 +585,9 @@ def print_tables(report: dict) -> None:
     if "learned_over_hand" in search:
         ratio = search["learned_over_hand"]
         print(f"| learned / hand blend | | {ratio['p50_ms']}× | {ratio['p95_ms']}× | | |")
+        ratio = search["default_over_before"]
+        print(f"| default / hand blend with the query embedded in turn | | {ratio['p50_ms']}× | {ratio['p95_ms']}× "
+              "| | |")
     print()
     print(f"BM25 engines' top-10 overlap (same tokens): {search['bm25_top10_overlap']:.0%}. Slowest searches: "
           + "; ".join(f"{q['query']!r} {q['p50_ms']} ms" for q in search["slowest_search_queries"]) + ".")

@@ -47,14 +47,22 @@ def workers() -> ThreadPoolExecutor:
 class NearestVectors:
     """The nearest chunks of a query in one index's vector store; safe to share between threads."""
 
-    def __init__(self, index: CodeIndex) -> None:
-        """Ask ``index``'s vector store, through a breaker of its own."""
+    def __init__(self, index: CodeIndex, *, overlap: bool = True) -> None:
+        """Ask ``index``'s vector store, through a breaker of its own.
+
+        ``overlap=False`` embeds on the calling thread, in turn with the rest (how searches ran before).
+        """
         self.index = index
         self.breaker = VectorsBreaker()
+        self.overlap = overlap
 
     def start(self, snapshot: IndexSnapshot, text: str, k: int) -> Future[tuple[KeyScores, np.ndarray | None]]:
         """Embed ``text`` and ask each view's top ``k`` on a worker thread; :meth:`finish` takes the answer."""
-        return workers().submit(self._guarded_keys, snapshot.views, text, k)
+        if self.overlap:
+            return workers().submit(self._guarded_keys, snapshot.views, text, k)
+        done: Future[tuple[KeyScores, np.ndarray | None]] = Future()
+        done.set_result(self._guarded_keys(snapshot.views, text, k))
+        return done
 
     def finish(self, snapshot: IndexSnapshot,
                pending: Future[tuple[KeyScores, np.ndarray | None]]) -> Nearest:
