@@ -304,18 +304,23 @@ def test_finalize_keeps_the_ranked_order_and_cuts_to_the_limit():
                                {"path": "tests/test_a.py", "score": 0.9, "symbols": ["test_a"]}]
 
 
-@pytest.mark.parametrize(("query", "focus"), [("how are call edges saved into the database?", "implementation"),
-                                              ("GraphStore.store_parse_result", "tests"),
-                                              ("store the parse result", "all")])
-def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index, query, focus):
-    """The benchmarks' headline row measures ``Searcher.search``: one focus rule, one candidate depth."""
+@pytest.mark.parametrize(("query", "focus", "ranking"),
+                         [("how are call edges saved into the database?", "implementation", None),
+                          ("GraphStore.store_parse_result", "tests", None),
+                          ("store the parse result", "all", None),
+                          ("how are call edges saved into the database?", "implementation", "hand"),
+                          ("how are call edges saved into the database?", "implementation", "learned")])
+def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index, query, focus, ranking):
+    """The benchmarks' headline row measures ``Searcher.search``: one focus rule, one candidate depth, one ranking."""
+    chosen = {"blend": ranking} if ranking else {}
     searcher = Searcher(CodeIndex(sample_index["repo"], sample_index["index_dir"]))
     try:
-        hits, _ = searcher.search(query, 5, focus=focus)
+        hits, _ = searcher.search(query, 5, focus=focus, **chosen)
     finally:
         searcher.close()
     output = build_graph().invoke({"query": query, "limit": 5, "focus": focus},
-                                  context={**sample_index, "llm_enabled": False})
+                                  context={**sample_index, "llm_enabled": False,
+                                           **({"ranking": ranking} if ranking else {})})
     assert "decompose" in {entry["node"] for entry in output["trace"]}
     assert len([entry for entry in output["trace"] if entry["node"] == "retrieve"]) == 1  # one list, no fusion
     assert [(row["path"], row["symbol"]) for row in output["results"]] == [(hit.path, hit.symbol) for hit in hits]
