@@ -5,21 +5,37 @@ Functions of one index snapshot and the query; :class:`retrievers.rank.search.Se
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from ..core.sql import batched
 from ..lexical.tokenize import MIN_COMPOUND_PART, compound_words, split_identifier, stem
 from ..query.parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths
 from ..store.snapshot import IndexSnapshot
+from .learned import PoolRow
 from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS, SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
 
+# Kinds whose name is no definition's (a module's file name, a text window's): no name coverage.
+NAMELESS_KINDS = frozenset({"module", "text"})
 
-def name_coverage(snapshot: IndexSnapshot, query_tokens: list[str], pool: set[int]) -> dict[int, float]:
-    """Share of each candidate's name words that the query uses (``write_usage`` vs "Writes a usage line")."""
+
+def name_coverage(snapshot: IndexSnapshot, query_tokens: list[str], pool: set[int],
+                  rows: Mapping[int, PoolRow] | None = None) -> dict[int, float]:
+    """Share of each candidate's name words that the query uses (``write_usage`` vs "Writes a usage line").
+
+    ``rows``: the pool's rows when the search has read them already (else the names are read here).
+    """
     wanted = set(query_tokens)
     if not pool or not wanted:
         return {}
     coverage = {}
-    named = (row for ids, marks in batched(sorted(pool)) for row in snapshot.connection.execute(
-        f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ('module', 'text')", ids))  # noqa: S608
+    named: Iterable[tuple[int, str]]
+    if rows is not None:
+        named = ((c, row.name) for c in pool if (row := rows.get(c)) is not None and row.kind not in NAMELESS_KINDS)
+    else:
+        nameless = ",".join("?" * len(NAMELESS_KINDS))
+        named = (row for ids, marks in batched(sorted(pool)) for row in snapshot.connection.execute(
+            f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ({nameless})",  # noqa: S608
+            (*ids, *sorted(NAMELESS_KINDS))))
     for chunk_id, name in named:
         parts = [part for part in split_identifier(name) if len(part) > 1]
         if not parts or name.startswith("__"):

@@ -86,11 +86,14 @@ def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
         "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
 
 
+# The columns of a PoolRow, in its order, after the id.
+POOL_ROW_COLUMNS = "id, path, symbol, kind, start_line, end_line, language, is_test, name, card_key, code_key"
+
+
 def pool_rows(connection: sqlite3.Connection, ids: set[int] | list[int]) -> dict[int, PoolRow]:
-    """Path, symbol and kind of each pooled chunk: what the learned blend's features read (no texts)."""
+    """Path, symbol, kind, name and vector keys of each pooled chunk: what the learned path reads (no texts)."""
     return {row[0]: PoolRow(*row[1:]) for batch, marks in batched(sorted(ids)) for row in connection.execute(
-        f"SELECT id, path, symbol, kind, start_line, end_line, language, is_test FROM chunks WHERE id IN ({marks})",  # noqa: S608
-        batch)}
+        f"SELECT {POOL_ROW_COLUMNS} FROM chunks WHERE id IN ({marks})", batch)}  # noqa: S608
 
 
 def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dict[int, PoolRow]:
@@ -104,7 +107,7 @@ def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dic
     # By symbol (the NOCASE index; the exact pair is checked here): a file's rows are many, a type's name few.
     for batch, marks in batched(sorted({symbol for _, symbol in owners})):
         for chunk_id, *row in connection.execute(
-                "SELECT id, path, symbol, kind, start_line, end_line, language, is_test FROM chunks"
+                f"SELECT {POOL_ROW_COLUMNS} FROM chunks"
                 f" WHERE symbol COLLATE NOCASE IN ({marks}) AND kind IN ({kinds})",  # noqa: S608
                 (*batch, *TYPE_KINDS)):
             if (row[0], row[1]) in owners:

@@ -94,6 +94,10 @@ class PoolRow(NamedTuple):
     end_line: int = 0
     language: str = ""
     is_test: bool = False
+    # Read in the same pass for the rest of the search: name coverage and the vector store's keys.
+    name: str = ""
+    card_key: str = ""
+    code_key: str = ""
 
 
 def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict[str, dict[int, float]],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..core.errors import vector_backend_errors
 from ..dense.breaker import VectorsBreaker
 from ..store.index import CodeIndex
 from ..store.snapshot import IndexSnapshot
+from .learned import PoolRow
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +105,10 @@ class NearestVectors:
         self.index.reopen_vectors()
 
     def fill(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
-             candidates: set[int]) -> bool:
+             candidates: set[int], rows: Mapping[int, PoolRow] | None = None) -> bool:
         """Exact cosines for candidates a view's top-k missed, so the blend compares like with like.
 
+        ``rows``: the candidates' rows when the search has read them already (their vector keys).
         Returns whether the vector store was out of date (those candidates then got the neutral cosine).
         """
         stale = False
@@ -114,9 +117,12 @@ class NearestVectors:
             if not missing:
                 continue
             column = "card_key" if view == "card" else "code_key"
-            marks = ",".join("?" * len(missing))
-            key_of = dict(snapshot.connection.execute(
-                f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
+            if rows is not None:
+                key_of = {c: getattr(rows[c], column) for c in missing if c in rows}
+            else:
+                marks = ",".join("?" * len(missing))
+                key_of = dict(snapshot.connection.execute(
+                    f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
             with self.index.using_vectors(snapshot.views) as store:
                 sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
             stale = stale or view_stale

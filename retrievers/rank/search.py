@@ -311,7 +311,7 @@ class Searcher:
         deadline.check("the exact cosines")
         if cosines and query_vector is not None:
             try:
-                if self._vectors.fill(snapshot, cosines, query_vector, pool):
+                if self._vectors.fill(snapshot, cosines, query_vector, pool, rows if learned else None):
                     signal.fallbacks.append(STALE_VECTORS)
             except vector_backend_errors() as error:
                 self._vectors.failed(error)
@@ -328,7 +328,7 @@ class Searcher:
         components: dict[str, dict[int, float]] = {
             "exact": pasted,
             "bm25": max_normalise(lexical_all),
-            "name": name_coverage(snapshot, words, pool),
+            "name": name_coverage(snapshot, words, pool, rows if learned else None),
             "symbol": symbols,
             "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
             "calls": calls,
