@@ -385,7 +385,8 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
         note["fallbacks"] = signal.fallbacks
     return {"candidate_lists": [entry],
             "trace": _trace("retrieve", started, decision=task["label"], query=task["query"][:200],
-                            focus=task["focus"], hits=len(rows), generation=signal.generation, **note)}
+                            focus=task["focus"], hits=len(rows), ranking=signal.ranking, generation=signal.generation,
+                            **note)}
 
 
 def merge(state: SearchState, runtime: Runtime[Context]) -> dict:

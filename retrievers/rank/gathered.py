@@ -17,7 +17,7 @@ class LexicalSignal:
     ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
     server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
     ``fallbacks`` names every other way the search did with less than it wanted (no vectors yet, a
-    vector store out of date), for the caller's trace.
+    vector store out of date), for the caller's trace. ``ranking`` says which blend ranked the hits.
     """
 
     top_score: float = 0.0
@@ -26,6 +26,7 @@ class LexicalSignal:
     vectors_note: str = ""
     generation: str = ""
     fallbacks: list[str] = field(default_factory=list)
+    ranking: str = ""
 
 
 @dataclass

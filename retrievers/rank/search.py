@@ -83,6 +83,9 @@ STALE_VECTORS = ("the vector store was older than the index (vectors stored by a
 # nobody tuned on it ranks better in every language (BENCHMARKS.md).
 BLENDS = ("learned", "hand")
 DEFAULT_BLEND = "learned"
+# What a search's signal says when the learned blend was asked for and the hand-set one ranked (a file named,
+# a command line shown; or weights or another fusion given by the caller).
+HAND_FOR_UNTRAINED = "hand (evidence the learned blend was not trained on)"
 
 
 class Searcher:
@@ -225,6 +228,9 @@ class Searcher:
                     found = gather(learned=False)
             if hits is None:
                 hits = self._hand_hits(snapshot, found, fusion, cut, deadline)
+                found.signal.ranking = HAND_FOR_UNTRAINED if blend == "learned" else "hand"
+            else:
+                found.signal.ranking = "learned"
         for hit in hits if not focused else ():
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
         return collapse_duplicates(hits)[:limit], found.signal

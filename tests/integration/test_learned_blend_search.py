@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from grepgraph.retrievers.rank import search as search_module
 from grepgraph.retrievers.rank.learned import BLEND_FILE, read_blend
-from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.rank.search import HAND_FOR_UNTRAINED, Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
 PARSER_PY = '''\
@@ -73,12 +73,14 @@ def test_the_learned_blend_ranks_by_its_weights_and_the_focus_still_demotes_test
 def test_a_query_showing_unsupported_evidence_is_ranked_by_the_hand_set_blend(searcher, monkeypatch, tmp_path):
     use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]}, unsupported=["mention"])
     query = "where does util.py keep a value between bounds"
-    learned, _ = searcher.search(query, 5, blend="learned")
-    hand, _ = searcher.search(query, 5, blend="hand")
+    learned, signal = searcher.search(query, 5, blend="learned")
+    hand, hand_signal = searcher.search(query, 5, blend="hand")
     assert [(h.symbol, h.score) for h in learned] == [(h.symbol, h.score) for h in hand]
+    assert signal.ranking == HAND_FOR_UNTRAINED and hand_signal.ranking == "hand"  # what the trace says
     # Without a mention, the (deliberately inverted) learned weights rank.
-    plain, _ = searcher.search("keep a value between bounds", 5, blend="learned")
+    plain, plain_signal = searcher.search("keep a value between bounds", 5, blend="learned")
     assert plain[0].symbol != "clamp"
+    assert plain_signal.ranking == "learned"
 
 
 @pytest.mark.parametrize(("unsupported", "query"), [
@@ -88,9 +90,10 @@ def test_a_query_showing_unsupported_evidence_is_ranked_by_the_hand_set_blend(se
 def test_a_command_line_or_a_column_seen_only_after_gathering_falls_back_too(searcher, monkeypatch, tmp_path,
                                                                                 unsupported, query):
     use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]}, unsupported=unsupported)
-    learned, _ = searcher.search(query, 5, blend="learned")
+    learned, signal = searcher.search(query, 5, blend="learned")
     hand, _ = searcher.search(query, 5, blend="hand")
     assert [(h.symbol, h.score) for h in learned] == [(h.symbol, h.score) for h in hand]
+    assert signal.ranking == HAND_FOR_UNTRAINED
 
 
 @pytest.mark.skipif(not BLEND_FILE.exists(), reason="no learned blend shipped")

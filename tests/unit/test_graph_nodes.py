@@ -322,7 +322,8 @@ def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index,
                                   context={**sample_index, "llm_enabled": False,
                                            **({"ranking": ranking} if ranking else {})})
     assert "decompose" in {entry["node"] for entry in output["trace"]}
-    assert len([entry for entry in output["trace"] if entry["node"] == "retrieve"]) == 1  # one list, no fusion
+    (retrieve,) = [entry for entry in output["trace"] if entry["node"] == "retrieve"]  # one list, no fusion
+    assert retrieve["ranking"] == (ranking or "learned")  # which blend ranked, in the trace
     assert [(row["path"], row["symbol"]) for row in output["results"]] == [(hit.path, hit.symbol) for hit in hits]
     assert [row["score"] for row in output["results"]] == pytest.approx([hit.score for hit in hits], abs=1e-4)
 
