@@ -59,12 +59,10 @@ def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydra
     present = {(hit.path, hit.symbol): hit for hit in hits}
     missing = [owner for owner in best_member if owner not in present]
     if missing:
-        kinds = ",".join("?" * len(TYPE_KINDS))
-        found = []
-        for path, symbol in missing:
-            found += [row[0] for row in connection.execute(
-                f"SELECT id FROM chunks WHERE path = ? AND symbol = ? AND kind IN ({kinds})",  # noqa: S608
-                (path, symbol, *TYPE_KINDS))]
+        ids_of: dict[tuple[str, str], list[int]] = {}
+        for chunk_id, row in types_named(connection, set(missing)).items():
+            ids_of.setdefault((row.path, row.symbol), []).append(chunk_id)
+        found = [chunk_id for owner in missing for chunk_id in sorted(ids_of.get(owner, ()))]
         for fetched in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
             present[(fetched.path, fetched.symbol)] = fetched
             hits.append(fetched)
@@ -99,7 +97,11 @@ def pool_rows(connection: sqlite3.Connection, ids: set[int] | list[int]) -> dict
 def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dict[int, PoolRow]:
     """The types the pooled methods belong to and the pool lacks, so a type can rank by its members' evidence."""
     present = {(row.path, row.symbol) for row in rows.values()}
-    owners = {owner for row in rows.values() if (owner := owner_of(row)) is not None} - present
+    return types_named(connection, {owner for row in rows.values() if (owner := owner_of(row)) is not None} - present)
+
+
+def types_named(connection: sqlite3.Connection, owners: set[tuple[str, str]]) -> dict[int, PoolRow]:
+    """The type definitions (class, struct, ...) of these ``(path, symbol)`` pairs."""
     if not owners:
         return {}
     kinds = ",".join("?" * len(TYPE_KINDS))

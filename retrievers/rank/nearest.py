@@ -62,9 +62,7 @@ class NearestVectors:
         """Embed ``text`` and ask each view's top ``k`` on a worker thread; :meth:`finish` takes the answer."""
         if self.overlap:
             return workers().submit(self._guarded_keys, snapshot.views, text, k)
-        done: Future[tuple[KeyScores, np.ndarray | None]] = Future()
-        done.set_result(self._guarded_keys(snapshot.views, text, k))
-        return done
+        return self._answered(snapshot, text, k)
 
     def finish(self, snapshot: IndexSnapshot,
                pending: Future[tuple[KeyScores, np.ndarray | None]]) -> Nearest:
@@ -74,8 +72,13 @@ class NearestVectors:
 
     def nearest(self, snapshot: IndexSnapshot, text: str, k: int) -> Nearest:
         """:meth:`start` and :meth:`finish` on this thread, breaker and all."""
-        found, vector = self._guarded_keys(snapshot.views, text, k)
-        return {view: keys_to_chunks(snapshot, view, keys) for view, keys in found.items()}, vector
+        return self.finish(snapshot, self._answered(snapshot, text, k))
+
+    def _answered(self, snapshot: IndexSnapshot, text: str, k: int) -> Future[tuple[KeyScores, np.ndarray | None]]:
+        """:meth:`_guarded_keys` run on this thread, as a future already done."""
+        done: Future[tuple[KeyScores, np.ndarray | None]] = Future()
+        done.set_result(self._guarded_keys(snapshot.views, text, k))
+        return done
 
     def _guarded_keys(self, views: tuple[str, ...], text: str, k: int) -> tuple[KeyScores, np.ndarray | None]:
         """:meth:`_keys`, or nothing while the vector store is unreachable (retried after a pause)."""
