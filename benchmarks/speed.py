@@ -16,8 +16,8 @@ Steps, all on a *copy* of the corpus (the original is only read):
 4. query latency over a fixed list of realistic queries (questions, code names, issue
    texts with tracebacks): 5 warm-up queries, then every query 3 times. ``Searcher.search``
    with default settings and with each ranking (``blend="hand"``, ``blend="learned"``, and the hand-set one
-   embedding the query in turn as searches did before; in turn on each query), its dense part alone, and
-   ``Searcher.lexical_scores`` on the
+   embedding the query in turn as searches did before; in turn on each query, the order turning every
+   round), its dense part alone; then, in a loop of their own, ``Searcher.lexical_scores`` on the
    same tokens for both BM25 engines (``bm25s`` in the main index, ``rank_bm25`` in a
    second, lexical-only index of the same copy), so the engines compare like for like.
 
@@ -457,8 +457,11 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
     overlaps = []
     for round_number in range(RUNS_PER_QUERY):
         log(f"latency round {round_number + 1}/{RUNS_PER_QUERY} over {len(queries)} queries")
+        # Each set-up in turn on the same query, so a noisy moment costs all alike; the order turns every round
+        # (the first to run after the previous query pays for what that one left cold).
+        turned = SETUPS[round_number % len(SETUPS):] + SETUPS[:round_number % len(SETUPS)]
         for kind, query in queries:
-            for blend, overlap in SETUPS:  # each in turn on the same query: a noisy moment costs all alike
+            for blend, overlap in turned:
                 main._vectors.overlap = overlap
                 elapsed, _ = time_ms(main.search, query, 10, blend=blend)
                 main._vectors.overlap = True
@@ -468,9 +471,13 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
                     by_kind[kind].append(elapsed)
                     per_query[query].append(elapsed)
             samples["dense"].append(time_ms(main.dense_scores, query[:2000])[0])
+    # The BM25 engines apart from the searches: rank_bm25 scores every document in Python (100 ms to 1 s a
+    # query), which would leave the next search's caches cold.
+    for round_number in range(RUNS_PER_QUERY):
+        for _, query in queries:
             tokens = tokenize_query(query)
-            # Searchers keep the last query's BM25 scores (the graph probes, then retrieves): start cold.
-            main._last_lexical = rank._last_lexical = None
+            # Cold: a snapshot remembers the BM25 scores of its last few token lists only, and this query's
+            # were last scored a whole round of queries ago.
             elapsed, (bm25s_top, _) = time_ms(main.lexical_scores, tokens)
             samples["bm25s"].append(elapsed)
             elapsed, (rank_top, _) = time_ms(rank.lexical_scores, tokens)

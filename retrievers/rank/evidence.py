@@ -6,6 +6,7 @@ Functions of one index snapshot and the query; :class:`retrievers.rank.search.Se
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from ..core.sql import batched
 from ..lexical.tokenize import MIN_COMPOUND_PART, compound_words, split_identifier, stem
@@ -37,18 +38,26 @@ def name_coverage(snapshot: IndexSnapshot, query_tokens: list[str], pool: set[in
             f"SELECT id, name FROM chunks WHERE id IN ({marks}) AND kind NOT IN ({nameless})",  # noqa: S608
             (*ids, *sorted(NAMELESS_KINDS))))
     for chunk_id, name in named:
-        parts = [part for part in split_identifier(name) if len(part) > 1]
-        if not parts or name.startswith("__"):
+        parts = name_parts(name)
+        if not parts:
             continue
         used, total = 0, 0
-        for part in parts:
-            found, count = ((0, 0) if stem(part) in wanted or len(part) < 2 * MIN_COMPOUND_PART
+        for part, stemmed in parts:
+            found, count = ((0, 0) if stemmed in wanted or len(part) < 2 * MIN_COMPOUND_PART
                             else compound_words(part, wanted, snapshot.knows))
-            used += found or stem(part) in wanted
+            used += found or stemmed in wanted
             total += count or 1
         if used:
             coverage[chunk_id] = used / total
     return coverage
+
+
+@lru_cache(maxsize=65536)  # every search's pool meets the same names again
+def name_parts(name: str) -> tuple[tuple[str, str], ...]:
+    """The words of a definition's name that coverage counts, each with its stem (none for a dunder name)."""
+    if name.startswith("__"):
+        return ()
+    return tuple((part, stem(part)) for part in split_identifier(name) if len(part) > 1)
 
 
 def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:

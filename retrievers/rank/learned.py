@@ -120,20 +120,16 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
     columns["mention_frame"] = (columns["mention"] >= 1.0).astype(np.float64)
     columns["exact_verbatim"] = (columns["exact"] >= 1.0).astype(np.float64)
-    kinds = np.array([row.kind for row in found], dtype=object)
-    columns["kind_type"] = np.isin(kinds, list(TYPE_KINDS)).astype(np.float64)
-    columns["kind_callable"] = np.isin(kinds, list(CALLABLE_KINDS)).astype(np.float64)
-    for kind in ("impl", "module", "text"):
-        columns[f"kind_{kind}"] = (kinds == kind).astype(np.float64)
+    traits = np.array([kind_and_language(row.kind, row.language) for row in found],
+                      dtype=np.float64).reshape(size, len(TRAIT_COLUMNS))
+    columns.update({name: traits[:, index] for index, name in enumerate(TRAIT_COLUMNS)})
     columns.update(member_columns(ids, rows, columns))
     columns["exception_type"] = np.array([chunk_id in exceptions for chunk_id in ids], dtype=np.float64)
-    columns["lines"] = np.log1p([max(row.end_line - row.start_line + 1, 1) for row in found])
+    lengths = np.fromiter((row.end_line - row.start_line + 1 for row in found), dtype=np.float64, count=size)
+    columns["lines"] = np.log1p(np.maximum(lengths, 1.0))
     by_path = {path: file_words(path, query_words) for path in {row.path for row in found}}  # a file's rows share it
-    columns["file_words"] = np.array([by_path[row.path] for row in found], dtype=np.float64)
-    columns["out_of_focus"] = np.array([out_of_focus(row, focus) for row in found], dtype=np.float64)
-    languages = np.array(["typescript" if row.language == "tsx" else row.language for row in found], dtype=object)
-    for language in LANGUAGES:
-        columns[f"lang_{language}"] = (languages == language).astype(np.float64)
+    columns["file_words"] = np.fromiter((by_path[row.path] for row in found), dtype=np.float64, count=size)
+    columns["out_of_focus"] = np.fromiter((out_of_focus(row, focus) for row in found), dtype=np.float64, count=size)
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
     for name, value in shape.flags().items():
@@ -164,6 +160,17 @@ def reciprocal_rank_in_pool(values: np.ndarray) -> np.ndarray:
 
 
 NO_ROW = PoolRow("", "", "")
+# The columns a candidate's kind and language decide, in :func:`kind_and_language`'s order.
+TRAIT_COLUMNS = ("kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
+                 *(f"lang_{language}" for language in LANGUAGES))
+
+
+@lru_cache(maxsize=1024)
+def kind_and_language(kind: str, language: str) -> tuple[float, ...]:
+    """The 0/1 values of :data:`TRAIT_COLUMNS` for a kind and a language (tsx counts as TypeScript)."""
+    language = "typescript" if language == "tsx" else language
+    return (float(kind in TYPE_KINDS), float(kind in CALLABLE_KINDS), float(kind == "impl"),
+            float(kind == "module"), float(kind == "text"), *(float(language == known) for known in LANGUAGES))
 
 
 def file_words(path: str, query_words: set[str]) -> float:

@@ -294,6 +294,9 @@ class Searcher:
         invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
         if allowed is not None:
             calls = within(calls, allowed)
+        rows: dict[int, PoolRow] = {}
+        if learned:  # the rows of the pool known so far are read while the query may still be embedding
+            rows = pool_rows(snapshot.connection, {*lexical, *symbols, *pasted, *calls, *printed, *invoked})
         deadline.check("the dense stage")
         cosines, query_vector = self._vectors.finish(snapshot, nearest) if nearest else ({}, None)
         if allowed is not None:
@@ -304,10 +307,9 @@ class Searcher:
         pool |= set(calls) | set(printed) | set(invoked)
         if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
             pool |= {int(c) for c in allowed}
-        rows: dict[int, PoolRow] = {}
         if learned:
             pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
-            rows = pool_rows(snapshot.connection, pool)
+            rows.update(pool_rows(snapshot.connection, pool - rows.keys()))  # the vectors' own
             owners = owner_types(snapshot.connection, rows)
             if allowed is not None:
                 kept = within(dict.fromkeys(owners, 0.0), allowed)
