@@ -74,9 +74,13 @@ RANKED = (*BOTH, *(name for name in POOL_COLUMNS if name.endswith("_rr")))
 # the fixed factor of ``focus_factor``, which the other sets take as an offset).
 FOCUS_COLUMN = "out_of_focus"
 FOCUSED = (*RANKED, FOCUS_COLUMN)
+# What the pool says around a candidate: its file's best cosine and share of the pool, its type's cosine (the
+# cosines crossed with a long query's flag too, as the evidence is).
+CONTEXT = (*FOCUSED, "file_card", "file_pool", "owner_card", "long*file_card", "long*owner_card")
 FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardised": STANDARDISED, "both": BOTH,
-                "ranked": RANKED, "focused": FOCUSED, "per_language": PER_LANGUAGE}
-DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z", "card_rr", "code_rr"})
+                "ranked": RANKED, "focused": FOCUSED, "context": CONTEXT, "per_language": PER_LANGUAGE}
+DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z", "card_rr", "code_rr",
+                         "file_card", "owner_card"})
 PENALTIES = (1e-5, 1e-4, 1e-3)
 # A column set in fewer training queries than this has no weight worth trusting: the model leaves it out, and the
 # Searcher ranks a query showing it with the hand-set blend (``unsupported`` in the weights file).

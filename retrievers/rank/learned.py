@@ -47,6 +47,9 @@ CANDIDATE_COLUMNS = (
     "lines",  # log(1 + the definition's length in lines)
     "out_of_focus",  # how many reasons the focus has to demote it (a test, documentation: see focus_factor)
     "file_words",  # share of the file name's words the query uses
+    "file_card",  # the best card cosine among the pool's candidates of the same file
+    "file_pool",  # log(1 + how many of the pool's candidates share its file)
+    "owner_card",  # a method's type's card cosine, when the type is pooled
     *(f"lang_{language}" for language in LANGUAGES),
 )
 # Evidence standardised within the query's pool ((value - mean) / deviation): how far a candidate stands out,
@@ -130,6 +133,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     by_path = {path: file_words(path, query_words) for path in {row.path for row in found}}  # a file's rows share it
     columns["file_words"] = np.fromiter((by_path[row.path] for row in found), dtype=np.float64, count=size)
     columns["out_of_focus"] = np.fromiter((out_of_focus(row, focus) for row in found), dtype=np.float64, count=size)
+    columns.update(context_columns(ids, found, columns["card"]))
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
     for name, value in shape.flags().items():
@@ -200,6 +204,27 @@ def owner_of(row: PoolRow) -> tuple[str, str] | None:
     if row.kind in CALLABLE_KINDS and "." in row.symbol:
         return row.path, row.symbol.rsplit(".", 1)[0]
     return None
+
+
+def context_columns(ids: list[int], found: list[PoolRow], card: np.ndarray) -> dict[str, np.ndarray]:
+    """``file_card``, ``file_pool`` and ``owner_card``: what the pool says about a candidate's file and type."""
+    best: dict[str, float] = {}
+    count: dict[str, int] = {}
+    type_card: dict[tuple[str, str], float] = {}
+    for row, value in zip(found, card.tolist()):
+        best[row.path] = max(best.get(row.path, 0.0), value)
+        count[row.path] = count.get(row.path, 0) + 1
+        if row.kind in TYPE_KINDS:
+            key = (row.path, row.symbol)
+            type_card[key] = max(type_card.get(key, 0.0), value)
+    size = len(ids)
+    owners = (owner_of(row) for row in found)
+    return {
+        "file_card": np.fromiter((best[row.path] for row in found), dtype=np.float64, count=size),
+        "file_pool": np.log1p(np.fromiter((count[row.path] for row in found), dtype=np.float64, count=size)),
+        "owner_card": np.fromiter((type_card.get(owner, 0.0) if owner else 0.0 for owner in owners),
+                                  dtype=np.float64, count=size),
+    }
 
 
 def member_columns(ids: list[int], rows: dict[int, PoolRow],

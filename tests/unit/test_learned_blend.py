@@ -147,3 +147,12 @@ def test_out_of_focus_counts_the_demotions_the_focus_rule_would_apply(focus, exp
 def test_a_model_reading_the_focus_column_demotes_by_itself(tmp_path):
     assert read_blend(blend_file(tmp_path, ["bm25", "out_of_focus"], [1.0, -3.0])).full.weighs_focus
     assert not read_blend(blend_file(tmp_path, ["bm25"], [1.0])).full.weighs_focus
+
+
+def test_the_pool_describes_a_candidates_file_and_type():
+    rows = {1: PoolRow("a.py", "Store", "class"), 2: PoolRow("a.py", "Store.save", "method"),
+            3: PoolRow("a.py", "helper", "function"), 4: PoolRow("b.py", "load", "function")}
+    _, columns = columns_of({"card": {1: 0.4, 2: 0.7, 3: 0.2, 4: 0.5}}, rows)
+    assert columns["file_card"].tolist() == pytest.approx([0.7, 0.7, 0.7, 0.5])
+    assert columns["file_pool"].tolist() == pytest.approx([np.log(4)] * 3 + [np.log(2)])
+    assert columns["owner_card"].tolist() == pytest.approx([0.0, 0.4, 0.0, 0.0])
