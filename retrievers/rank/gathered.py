@@ -50,9 +50,10 @@ class Gathered:
     exact_weight: float
     cosines: bool
     signal: LexicalSignal
+    unembedded: set[int] = field(default_factory=set)  # pooled chunks without a card vector (neutral cosine)
 
     def columns(self, kind_priors: bool, focus: str = "implementation") -> tuple[list[int], dict[str, np.ndarray]]:
         """The pool in a fixed order and the learned blend's columns for it (no subclasses without kind priors)."""
         ids = sorted(self.pool)
         return ids, candidate_columns(ids, self.rows, self.components, self.shape, self.exceptions,
-                                      self.subclasses if kind_priors else set(), self.words, focus)
+                                      self.subclasses if kind_priors else set(), self.words, focus, self.unembedded)

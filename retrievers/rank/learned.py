@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
@@ -105,10 +105,12 @@ class PoolRow(NamedTuple):
 
 def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict[str, dict[int, float]],
                       shape: QueryShape, exceptions: dict[int, str] | set[int], subclasses: set[str],
-                      query_words: set[str], focus: str = "implementation") -> dict[str, np.ndarray]:
+                      query_words: set[str], focus: str = "implementation",
+                      unembedded: set[int] | frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
     """Every column of :data:`COLUMNS` and :data:`POOL_COLUMNS` for the candidates ``ids`` (in that order).
 
-    ``query_words`` are the query's stemmed words a name may use (as name coverage reads them).
+    ``query_words`` are the query's stemmed words a name may use (as name coverage reads them); ``unembedded``
+    the candidates whose card cosine is the neutral stand-in for a missing vector.
     """
     size = len(ids)
     found = [rows.get(chunk_id, NO_ROW) for chunk_id in ids]
@@ -133,7 +135,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     by_path = {path: file_words(path, query_words) for path in {row.path for row in found}}  # a file's rows share it
     columns["file_words"] = np.fromiter((by_path[row.path] for row in found), dtype=np.float64, count=size)
     columns["out_of_focus"] = np.fromiter((out_of_focus(row, focus) for row in found), dtype=np.float64, count=size)
-    columns.update(context_columns(ids, found, columns["card"]))
+    columns.update(context_columns(ids, found, columns["card"], unembedded))
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
     for name, value in shape.flags().items():
@@ -169,7 +171,7 @@ TRAIT_COLUMNS = ("kind_type", "kind_callable", "kind_impl", "kind_module", "kind
                  *(f"lang_{language}" for language in LANGUAGES))
 
 
-@lru_cache(maxsize=1024)
+@cache  # a few dozen kinds and languages
 def kind_and_language(kind: str, language: str) -> tuple[float, ...]:
     """The 0/1 values of :data:`TRAIT_COLUMNS` for a kind and a language (tsx counts as TypeScript)."""
     language = "typescript" if language == "tsx" else language
@@ -206,21 +208,29 @@ def owner_of(row: PoolRow) -> tuple[str, str] | None:
     return None
 
 
-def context_columns(ids: list[int], found: list[PoolRow], card: np.ndarray) -> dict[str, np.ndarray]:
-    """``file_card``, ``file_pool`` and ``owner_card``: what the pool says about a candidate's file and type."""
+def context_columns(ids: list[int], found: list[PoolRow], card: np.ndarray,
+                    unembedded: set[int] | frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
+    """``file_card``, ``file_pool`` and ``owner_card``: what the pool says about a candidate's file and type.
+
+    A file's best cosine is read from its embedded candidates; a file with none (its vectors still pending)
+    gets the median of the other files' best, as a missing cosine gets the pool's median: unknown is neutral,
+    and a chunk's neutral stand-in would sink a whole file below every file whose best is a real maximum.
+    """
     best: dict[str, float] = {}
     count: dict[str, int] = {}
     type_card: dict[tuple[str, str], float] = {}
-    for row, value in zip(found, card.tolist()):
-        best[row.path] = max(best.get(row.path, 0.0), value)
+    for chunk_id, row, value in zip(ids, found, card.tolist()):
         count[row.path] = count.get(row.path, 0) + 1
         if row.kind in TYPE_KINDS:
             key = (row.path, row.symbol)
             type_card[key] = max(type_card.get(key, 0.0), value)
+        if chunk_id not in unembedded:
+            best[row.path] = max(best.get(row.path, 0.0), value)
+    neutral = float(np.median(list(best.values()))) if best else 0.0
     size = len(ids)
     owners = (owner_of(row) for row in found)
     return {
-        "file_card": np.fromiter((best[row.path] for row in found), dtype=np.float64, count=size),
+        "file_card": np.fromiter((best.get(row.path, neutral) for row in found), dtype=np.float64, count=size),
         "file_pool": np.log1p(np.fromiter((count[row.path] for row in found), dtype=np.float64, count=size)),
         "owner_card": np.fromiter((type_card.get(owner, 0.0) if owner else 0.0 for owner in owners),
                                   dtype=np.float64, count=size),

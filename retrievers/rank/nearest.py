@@ -108,10 +108,12 @@ class NearestVectors:
         self.index.reopen_vectors()
 
     def fill(self, snapshot: IndexSnapshot, dense: dict[str, dict[int, float]], query_vector: np.ndarray,
-             candidates: set[int], rows: Mapping[int, PoolRow] | None = None) -> bool:
+             candidates: set[int], rows: Mapping[int, PoolRow] | None = None,
+             unembedded: set[int] | None = None) -> bool:
         """Exact cosines for candidates a view's top-k missed, so the blend compares like with like.
 
-        ``rows``: the candidates' rows when the search has read them already (their vector keys).
+        ``rows``: the candidates' rows when the search has read them already (their vector keys); ``unembedded``
+        collects the candidates that have no card vector (they get the neutral cosine).
         Returns whether the vector store was out of date (those candidates then got the neutral cosine).
         """
         stale = False
@@ -137,7 +139,10 @@ class NearestVectors:
             known = sorted(scores.values())
             neutral = known[len(known) // 2] if known else 0.0
             for chunk_id in candidates:
-                scores.setdefault(chunk_id, neutral)
+                if chunk_id not in scores:
+                    scores[chunk_id] = neutral
+                    if unembedded is not None and view == "card":
+                        unembedded.add(chunk_id)
         return stale
 
 

@@ -317,9 +317,10 @@ class Searcher:
             rows.update(owners)
             pool |= set(owners)
         deadline.check("the exact cosines")
+        unembedded: set[int] = set()
         if cosines and query_vector is not None:
             try:
-                if self._vectors.fill(snapshot, cosines, query_vector, pool, rows if learned else None):
+                if self._vectors.fill(snapshot, cosines, query_vector, pool, rows if learned else None, unembedded):
                     signal.fallbacks.append(STALE_VECTORS)
             except vector_backend_errors() as error:
                 self._vectors.failed(error)
@@ -352,7 +353,7 @@ class Searcher:
                            wants_type=described == "type" or bool(subclasses),
                            describes_exception=bool(exceptions), pasted_block=pasted_block)
         return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, set(words), weights,
-                        exact_weight, bool(cosines), signal)
+                        exact_weight, bool(cosines), signal, unembedded)
 
     def _hand_hits(self, snapshot: IndexSnapshot, found: Gathered, fusion: str, cut: int,
                    deadline: Deadline) -> list[Hit]:

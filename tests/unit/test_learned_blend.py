@@ -156,3 +156,10 @@ def test_the_pool_describes_a_candidates_file_and_type():
     assert columns["file_card"].tolist() == pytest.approx([0.7, 0.7, 0.7, 0.5])
     assert columns["file_pool"].tolist() == pytest.approx([np.log(4)] * 3 + [np.log(2)])
     assert columns["owner_card"].tolist() == pytest.approx([0.0, 0.4, 0.0, 0.0])
+
+
+def test_a_file_without_vectors_gets_the_median_files_best_not_its_neutral_stand_in():
+    rows = [PoolRow("a.py", "f", "function"), PoolRow("b.py", "g", "function"), PoolRow("c.py", "h", "function"),
+            PoolRow("new.py", "parse", "function")]
+    context = learned.context_columns([1, 2, 3, 4], rows, np.array([0.8, 0.6, 0.4, 0.3]), unembedded={4})
+    assert context["file_card"].tolist() == pytest.approx([0.8, 0.6, 0.4, 0.6])
