@@ -294,21 +294,22 @@ class Searcher:
         invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
         if allowed is not None:
             calls = within(calls, allowed)
+        # The pool but for the vectors' nearest; the learned path reads its rows while the query may still embed.
+        pool = set(lexical) | set(symbols) | set(pasted) | set(calls) | set(printed) | set(invoked)
+        if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
+            pool |= set(exceptions)
         rows: dict[int, PoolRow] = {}
-        if learned:  # the rows of the pool known so far are read while the query may still be embedding
-            rows = pool_rows(snapshot.connection, {*lexical, *symbols, *pasted, *calls, *printed, *invoked})
+        if learned:
+            pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
+            rows = pool_rows(snapshot.connection, pool)
         deadline.check("the dense stage")
         cosines, query_vector = self._vectors.finish(snapshot, nearest) if nearest else ({}, None)
         if allowed is not None:
             cosines = {view: within(scores, allowed) for view, scores in cosines.items()}
-        pool = set(lexical) | set(symbols) | set(pasted) | {c for scores in cosines.values() for c in scores}
-        if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
-            pool |= set(exceptions)
-        pool |= set(calls) | set(printed) | set(invoked)
+        pool |= {c for scores in cosines.values() for c in scores}
         if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
             pool |= {int(c) for c in allowed}
         if learned:
-            pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
             rows.update(pool_rows(snapshot.connection, pool - rows.keys()))  # the vectors' own
             owners = owner_types(snapshot.connection, rows)
             if allowed is not None:
