@@ -6,7 +6,7 @@ The SQL side of the ranking; the weights and rules it applies are named in :mod:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -94,10 +94,12 @@ def pool_rows(connection: sqlite3.Connection, ids: set[int] | list[int]) -> dict
         f"SELECT {POOL_ROW_COLUMNS} FROM chunks WHERE id IN ({marks})", batch)}  # noqa: S608
 
 
-def owner_types(connection: sqlite3.Connection, rows: dict[int, PoolRow]) -> dict[int, PoolRow]:
-    """The types the pooled methods belong to and the pool lacks, so a type can rank by its members' evidence."""
-    present = {(row.path, row.symbol) for row in rows.values()}
-    return types_named(connection, {owner for row in rows.values() if (owner := owner_of(row)) is not None} - present)
+def owner_types(connection: sqlite3.Connection, methods: Mapping[int, PoolRow],
+                rows: Mapping[int, PoolRow]) -> dict[int, PoolRow]:
+    """The types the ``methods`` belong to that the pool's ``rows`` lack (a type ranks by its members' evidence)."""
+    owners = {owner for row in methods.values() if (owner := owner_of(row)) is not None}
+    present = {(row.path, row.symbol) for row in rows.values()} if owners else set()
+    return types_named(connection, owners - present)
 
 
 def types_named(connection: sqlite3.Connection, owners: set[tuple[str, str]]) -> dict[int, PoolRow]:

@@ -128,14 +128,15 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     traits = np.array([kind_and_language(row.kind, row.language) for row in found],
                       dtype=np.float64).reshape(size, len(TRAIT_COLUMNS))
     columns.update({name: traits[:, index] for index, name in enumerate(TRAIT_COLUMNS)})
-    columns.update(member_columns(ids, rows, columns))
+    groups = pool_groups(found)
+    columns.update(member_columns(groups, columns))
     columns["exception_type"] = np.array([chunk_id in exceptions for chunk_id in ids], dtype=np.float64)
     lengths = np.fromiter((row.end_line - row.start_line + 1 for row in found), dtype=np.float64, count=size)
     columns["lines"] = np.log1p(np.maximum(lengths, 1.0))
     by_path = {path: file_words(path, query_words) for path in {row.path for row in found}}  # a file's rows share it
     columns["file_words"] = np.fromiter((by_path[row.path] for row in found), dtype=np.float64, count=size)
     columns["out_of_focus"] = np.fromiter((out_of_focus(row, focus) for row in found), dtype=np.float64, count=size)
-    columns.update(context_columns(ids, found, columns["card"], unembedded))
+    columns.update(context_columns(ids, found, columns["card"], unembedded, groups))
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
     for name, value in shape.flags().items():
@@ -197,8 +198,14 @@ def file_name_words(path: str) -> tuple[str, ...]:
 def out_of_focus(row: PoolRow, focus: str) -> int:
     """How many times :func:`retrievers.rank.ranking.focus_factor` would demote this candidate under ``focus``."""
     if focus == "implementation":
-        return int(row.is_test) + int(bool(row.path) and is_documentation(row.path, row.kind))
+        return int(row.is_test) + int(bool(row.path) and documentation(row.path, row.kind))
     return int(focus == "tests" and not row.is_test)
+
+
+@lru_cache(maxsize=65536)
+def documentation(path: str, kind: str) -> bool:
+    """:func:`is_documentation`, once per path and kind (a search asks for hundreds of rows, a repository's again)."""
+    return is_documentation(path, kind)
 
 
 def owner_of(row: PoolRow) -> tuple[str, str] | None:
@@ -208,50 +215,79 @@ def owner_of(row: PoolRow) -> tuple[str, str] | None:
     return None
 
 
+class PoolGroups(NamedTuple):
+    """Which of a pool's candidates share a file, and which are types and methods of the same type.
+
+    Files and types are numbered in order of appearance, so the context and member columns are array operations.
+    """
+
+    file_of: np.ndarray  # each candidate's file number
+    files: int
+    types: np.ndarray  # positions of the type definitions ...
+    type_group: np.ndarray  # ... and each one's (path, symbol) number
+    members: np.ndarray  # positions of the methods ...
+    member_group: np.ndarray  # ... and their type's (path, symbol) number
+    groups: int
+
+
+def pool_groups(found: list[PoolRow]) -> PoolGroups:
+    """Number the pool's files and types in one pass over its rows."""
+    file_number: dict[str, int] = {}
+    group_number: dict[tuple[str, str], int] = {}
+    file_of, types, type_group, members, member_group = [], [], [], [], []
+    for position, row in enumerate(found):
+        file_of.append(file_number.setdefault(row.path, len(file_number)))
+        if row.kind in TYPE_KINDS:
+            types.append(position)
+            type_group.append(group_number.setdefault((row.path, row.symbol), len(group_number)))
+        elif (owner := owner_of(row)) is not None:
+            members.append(position)
+            member_group.append(group_number.setdefault(owner, len(group_number)))
+
+    def array(values: list[int]) -> np.ndarray:
+        return np.array(values, dtype=np.intp)
+
+    return PoolGroups(array(file_of), len(file_number), array(types), array(type_group), array(members),
+                      array(member_group), len(group_number))
+
+
 def context_columns(ids: list[int], found: list[PoolRow], card: np.ndarray,
-                    unembedded: set[int] | frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
+                    unembedded: set[int] | frozenset[int] = frozenset(),
+                    groups: PoolGroups | None = None) -> dict[str, np.ndarray]:
     """``file_card``, ``file_pool`` and ``owner_card``: what the pool says about a candidate's file and type.
 
     A file's best cosine is read from its embedded candidates; a file with none (its vectors still pending)
     gets the median of the other files' best, as a missing cosine gets the pool's median: unknown is neutral,
     and a chunk's neutral stand-in would sink a whole file below every file whose best is a real maximum.
     """
-    best: dict[str, float] = {}
-    count: dict[str, int] = {}
-    type_card: dict[tuple[str, str], float] = {}
-    for chunk_id, row, value in zip(ids, found, card.tolist()):
-        count[row.path] = count.get(row.path, 0) + 1
-        if row.kind in TYPE_KINDS:
-            key = (row.path, row.symbol)
-            type_card[key] = max(type_card.get(key, 0.0), value)
-        if chunk_id not in unembedded:
-            best[row.path] = max(best.get(row.path, 0.0), value)
-    neutral = float(np.median(list(best.values()))) if best else 0.0
-    size = len(ids)
-    owners = (owner_of(row) for row in found)
+    groups = groups or pool_groups(found)
+    file_of = groups.file_of
+    embedded = (np.fromiter((chunk_id not in unembedded for chunk_id in ids), dtype=bool, count=len(ids))
+                if unembedded else np.ones(len(ids), dtype=bool))
+    best = np.zeros(groups.files)  # cosines are at least 0 (the evidence clips them)
+    np.maximum.at(best, file_of[embedded], card[embedded])
+    has_vectors = np.zeros(groups.files, dtype=bool)
+    has_vectors[file_of[embedded]] = True
+    neutral = float(np.median(best[has_vectors])) if has_vectors.any() else 0.0
+    type_card = np.zeros(groups.groups)
+    np.maximum.at(type_card, groups.type_group, card[groups.types])
+    owner_card = np.zeros(len(ids))
+    owner_card[groups.members] = type_card[groups.member_group]
     return {
-        "file_card": np.fromiter((best.get(row.path, neutral) for row in found), dtype=np.float64, count=size),
-        "file_pool": np.log1p(np.fromiter((count[row.path] for row in found), dtype=np.float64, count=size)),
-        "owner_card": np.fromiter((type_card.get(owner, 0.0) if owner else 0.0 for owner in owners),
-                                  dtype=np.float64, count=size),
+        "file_card": np.where(has_vectors, best, neutral)[file_of],
+        "file_pool": np.log1p(np.bincount(file_of, minlength=groups.files)[file_of].astype(np.float64)),
+        "owner_card": owner_card,
     }
 
 
-def member_columns(ids: list[int], rows: dict[int, PoolRow],
-                   columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def member_columns(groups: PoolGroups, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """For each type candidate, the best evidence among its members in the pool (0 for the rest)."""
-    best: dict[tuple[str, str], np.ndarray] = {}
-    stacked = np.stack([columns[name] for name in MEMBER_EVIDENCE], axis=1) if ids else np.zeros((0, 4))
-    for position, chunk_id in enumerate(ids):
-        row = rows.get(chunk_id)
-        owner = owner_of(row) if row is not None else None
-        if owner is not None:
-            best[owner] = np.maximum(best[owner], stacked[position]) if owner in best else stacked[position]
+    stacked = np.stack([columns[name] for name in MEMBER_EVIDENCE], axis=1)
+    best = np.full((groups.groups, len(MEMBER_EVIDENCE)), -np.inf)
+    np.maximum.at(best, groups.member_group, stacked[groups.members])
     members = np.zeros_like(stacked)
-    for position, chunk_id in enumerate(ids):
-        row = rows.get(chunk_id)
-        if row is not None and row.kind in TYPE_KINDS and (row.path, row.symbol) in best:
-            members[position] = best[(row.path, row.symbol)]
+    members[groups.types] = best[groups.type_group]
+    members[np.isneginf(members)] = 0.0  # a type none of whose members is pooled
     return {f"member_{name}": members[:, index] for index, name in enumerate(MEMBER_EVIDENCE)}
 
 

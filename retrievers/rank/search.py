@@ -298,10 +298,12 @@ class Searcher:
         pool = set(lexical) | set(symbols) | set(pasted) | set(calls) | set(printed) | set(invoked)
         if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
             pool |= set(exceptions)
+        words = name_evidence(query, tokens)
         rows: dict[int, PoolRow] = {}
+        names: dict[int, float] = {}
         if learned:
             pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
-            rows = pool_rows(snapshot.connection, pool)
+            names = self._pool_rows(snapshot, pool, rows, words, allowed)
         deadline.check("the dense stage")
         cosines, query_vector = self._vectors.finish(snapshot, nearest) if nearest else ({}, None)
         if allowed is not None:
@@ -310,13 +312,9 @@ class Searcher:
         if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
             pool |= {int(c) for c in allowed}
         if learned:
-            rows.update(pool_rows(snapshot.connection, pool - rows.keys()))  # the vectors' own
-            owners = owner_types(snapshot.connection, rows)
-            if allowed is not None:
-                kept = within(dict.fromkeys(owners, 0.0), allowed)
-                owners = {c: row for c, row in owners.items() if c in kept}
-            rows.update(owners)
-            pool |= set(owners)
+            names.update(self._pool_rows(snapshot, pool, rows, words, allowed))  # the vectors' own
+        else:
+            names = name_coverage(snapshot, words, pool)
         deadline.check("the exact cosines")
         unembedded: set[int] = set()
         if cosines and query_vector is not None:
@@ -332,13 +330,12 @@ class Searcher:
         elif wants_vectors and not cosines and dense_input.strip():
             log.debug("%s (index of %s)", NO_VECTORS_YET, self.index.repo)
             signal.fallbacks.append(NO_VECTORS_YET)
-        words = name_evidence(query, tokens)
         missing_lexical = [c for c in pool if c not in lexical]
         lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
         components: dict[str, dict[int, float]] = {
             "exact": pasted,
             "bm25": max_normalise(lexical_all),
-            "name": name_coverage(snapshot, words, pool, rows if learned else None),
+            "name": names,
             "symbol": symbols,
             "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
             "calls": calls,
@@ -355,6 +352,24 @@ class Searcher:
                            describes_exception=bool(exceptions), pasted_block=pasted_block)
         return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, set(words), weights,
                         exact_weight, bool(cosines), signal, unembedded)
+
+    @staticmethod
+    def _pool_rows(snapshot: IndexSnapshot, pool: set[int], rows: dict[int, PoolRow], words: list[str],
+                   allowed: np.ndarray | None) -> dict[int, float]:
+        """Read the pooled chunks' rows ``rows`` lacks and their methods' types, and return their name coverage.
+
+        The types join the pool and ``rows``. Called for the pool known before the query's embedding is joined
+        (these reads overlap the embedding) and again for the vectors' nearest.
+        """
+        fresh = pool_rows(snapshot.connection, pool - rows.keys())
+        rows.update(fresh)
+        owners = owner_types(snapshot.connection, fresh, rows)
+        if allowed is not None:
+            kept = within(dict.fromkeys(owners, 0.0), allowed)
+            owners = {c: row for c, row in owners.items() if c in kept}
+        rows.update(owners)
+        pool.update(owners)
+        return name_coverage(snapshot, words, fresh.keys() | owners.keys(), rows)
 
     def _hand_hits(self, snapshot: IndexSnapshot, found: Gathered, fusion: str, cut: int,
                    deadline: Deadline) -> list[Hit]:
