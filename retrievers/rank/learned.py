@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -125,8 +126,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
     columns["mention_frame"] = (columns["mention"] >= 1.0).astype(np.float64)
     columns["exact_verbatim"] = (columns["exact"] >= 1.0).astype(np.float64)
-    traits = np.array([kind_and_language(row.kind, row.language) for row in found],
-                      dtype=np.float64).reshape(size, len(TRAIT_COLUMNS))
+    traits = trait_matrix(found)
     columns.update({name: traits[:, index] for index, name in enumerate(TRAIT_COLUMNS)})
     groups = pool_groups(found)
     columns.update(member_columns(groups, columns))
@@ -135,7 +135,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
     columns["lines"] = np.log1p(np.maximum(lengths, 1.0))
     by_path = {path: file_words(path, query_words) for path in {row.path for row in found}}  # a file's rows share it
     columns["file_words"] = np.fromiter((by_path[row.path] for row in found), dtype=np.float64, count=size)
-    columns["out_of_focus"] = np.fromiter((out_of_focus(row, focus) for row in found), dtype=np.float64, count=size)
+    columns["out_of_focus"] = out_of_focus(found, focus)
     columns.update(context_columns(ids, found, columns["card"], unembedded, groups))
     columns["subclass"] = np.array([chunk_id in rows and rows[chunk_id].symbol in subclasses
                                     and rows[chunk_id].kind in TYPE_KINDS for chunk_id in ids], dtype=np.float64)
@@ -172,6 +172,15 @@ TRAIT_COLUMNS = ("kind_type", "kind_callable", "kind_impl", "kind_module", "kind
                  *(f"lang_{language}" for language in LANGUAGES))
 
 
+def trait_matrix(found: list[PoolRow]) -> np.ndarray:
+    """The :data:`TRAIT_COLUMNS` of each row (one row of the matrix per pooled row)."""
+    pairs = list(zip(map(attrgetter("kind"), found), map(attrgetter("language"), found)))
+    number = {pair: position for position, pair in enumerate(dict.fromkeys(pairs))}
+    table = np.array([kind_and_language(*pair) for pair in number], dtype=np.float64).reshape(
+        len(number), len(TRAIT_COLUMNS))
+    return table[np.fromiter(map(number.__getitem__, pairs), dtype=np.intp, count=len(pairs))]
+
+
 @cache  # a few dozen kinds and languages
 def kind_and_language(kind: str, language: str) -> tuple[float, ...]:
     """The 0/1 values of :data:`TRAIT_COLUMNS` for a kind and a language (tsx counts as TypeScript)."""
@@ -195,17 +204,19 @@ def file_name_words(path: str) -> tuple[str, ...]:
     return tuple(stem(part) for part in split_identifier(name) if len(part) > 1)
 
 
-def out_of_focus(row: PoolRow, focus: str) -> int:
-    """How many times :func:`retrievers.rank.ranking.focus_factor` would demote this candidate under ``focus``."""
+def out_of_focus(found: list[PoolRow], focus: str) -> np.ndarray:
+    """How many times :func:`retrievers.rank.ranking.focus_factor` would demote each row under ``focus``."""
+    tests = np.fromiter(map(attrgetter("is_test"), found), dtype=np.float64, count=len(found))
     if focus == "implementation":
-        return int(row.is_test) + int(bool(row.path) and documentation(row.path, row.kind))
-    return int(focus == "tests" and not row.is_test)
+        return tests + np.fromiter(map(documentation, map(attrgetter("path"), found), map(attrgetter("kind"), found)),
+                                   dtype=np.float64, count=len(found))
+    return 1.0 - tests if focus == "tests" else np.zeros(len(found))
 
 
 @lru_cache(maxsize=65536)
 def documentation(path: str, kind: str) -> bool:
     """:func:`is_documentation`, once per path and kind (a search asks for hundreds of rows, a repository's again)."""
-    return is_documentation(path, kind)
+    return bool(path) and is_documentation(path, kind)
 
 
 def owner_of(row: PoolRow) -> tuple[str, str] | None:

@@ -122,12 +122,16 @@ class NearestVectors:
             if not missing:
                 continue
             column = "card_key" if view == "card" else "code_key"
+            # A test chunk of an index that embeds no tests in this view has no vector to ask the store for.
+            with_tests = self.index.embeds_tests(snapshot.chunk_count, view)
             if rows is not None:
-                key_of = {c: getattr(rows[c], column) for c in missing if c in rows}
+                key_of = {c: getattr(row, column) for c in missing
+                          if (row := rows.get(c)) is not None and (with_tests or not row.is_test)}
             else:
                 marks = ",".join("?" * len(missing))
-                key_of = dict(snapshot.connection.execute(
-                    f"SELECT id, {column} FROM chunks WHERE id IN ({marks})", missing))  # noqa: S608
+                key_of = {c: key for c, key, is_test in snapshot.connection.execute(
+                    f"SELECT id, {column}, is_test FROM chunks WHERE id IN ({marks})", missing)  # noqa: S608
+                    if with_tests or not is_test}
             with self.index.using_vectors(snapshot.views) as store:
                 sims, view_stale = store.similarities_or_stale(view, query_vector, list(set(key_of.values())))
             stale = stale or view_stale

@@ -25,6 +25,7 @@ from grepgraph.retrievers.core.errors import IndexBusy
 from grepgraph.retrievers.core.index_settings import DEFAULT_EMBEDDING_MODEL, IndexSettings
 from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
+from grepgraph.retrievers.dense.vectors import VectorStore
 from grepgraph.retrievers.rank.ranking import Hit
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex, IndexSummary
@@ -204,6 +205,23 @@ def test_focus_decides_between_implementation_and_tests(built):
     tests, _ = built.searcher.search("store_parse_result", limit=20, focus="tests")
     assert rank(tests, TEST_STORE) < rank(tests, STORE)
     assert tests[0].is_test and not implementation[0].is_test
+
+
+@pytest.mark.parametrize("blend", ["learned", "hand"])
+def test_test_chunks_are_not_asked_for_vectors_a_view_never_stores(built, monkeypatch, blend):
+    asked: dict[str, set[str]] = {"card": set(), "code": set()}
+    original = VectorStore.similarities_or_stale
+
+    def recording(store, view, query_vector, keys):
+        asked[view].update(keys)
+        return original(store, view, query_vector, keys)
+
+    monkeypatch.setattr(VectorStore, "similarities_or_stale", recording)
+    hits, _ = built.searcher.search("store_parse_result", limit=20, focus="tests", blend=blend)
+    test_code_keys = {key for (key,) in rows(built.index, "SELECT code_key FROM chunks WHERE is_test")}
+    assert not asked["code"] & test_code_keys  # auto: test chunks have a card vector, no code one
+    # The test chunks still rank, with the neutral cosine a missing vector gets.
+    assert any(hit.is_test and "code" in hit.components for hit in hits)
 
 
 def test_reindex_without_changes_does_nothing(built, embedder):
