@@ -9,7 +9,10 @@ no focus, no kind priors: the benchmarks' baseline). ``--baseline`` takes the ``
 run's ``--json`` instead (the same queries, checked), for a checkout without the hand-set blend. MRR@10 is
 scored with the rulers' hit rule and printed per package, per language, per query kind and overall (the mean of
 the package means), each with a 95% bootstrap interval (queries resampled within each package), with the paired
-difference learned - hand; commit queries also get the issue ruler's function Acc@10 and file Acc@5.
+difference learned - hand; commit queries also get the issue ruler's function Acc@10 and file Acc@5. A second
+table counts the gold definition itself only: the rulers' rule also takes a class or a module chunk whose lines
+hold the gold (the index reports a class's lines with its methods, a module's from its first to its last
+top-level line), which a blend can learn to lean on; the second rule shows how often the answer itself is found.
 
     python training/evaluate.py                                   # every validation package with features
     python training/evaluate.py --split train                     # the training packages (fitted on!)
@@ -36,6 +39,7 @@ from features import (  # noqa: E402
     INDEXES,
     LIMIT,
     first_hit_rank,
+    is_answer,
     package_records,
     repository_records,
     sampled_queries,
@@ -49,6 +53,8 @@ METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"},
            "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
 # The column a recorded run (``--baseline``) replaces: the hand-set blend, for a checkout that no longer has it.
 RECORDED = "hand"
+# The second hit rule's column suffix: the gold definition itself, not a class or module whose lines hold it.
+DEFINITION = "definition"
 RESAMPLES = 2000
 SEED = 0
 
@@ -75,10 +81,13 @@ def package_scores(record: dict) -> dict[str, list]:
                 started = time.perf_counter()
                 hits, _ = searcher.search(query["query"], LIMIT, **options)
                 scores[f"{method}_ms"].append((time.perf_counter() - started) * 1000)
-                ranked = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
-                          for h in hits]
+                ranked = [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol,
+                           "kind": h.kind} for h in hits]
                 rank = first_hit_rank(ranked, query["gold"])
                 scores[method].append(1.0 / rank if rank else 0.0)
+                # The definition itself: a class or module around the gold (its lines overlap) does not count.
+                own = first_hit_rank(ranked, query["gold"], is_answer)
+                scores[f"{method}_{DEFINITION}"].append(1.0 / own if own else 0.0)
                 # The issue ruler's measures: a gold definition in the top 10, a gold file among the first 5 files.
                 scores[f"{method}_function10"].append(float(rank > 0))
                 files = list(dict.fromkeys(result["path"] for result in ranked))[:5]
@@ -125,6 +134,21 @@ def table(rows: dict[str, dict[str, dict[str, np.ndarray]]], rng: np.random.Gene
     return lines
 
 
+def breakdown(per_package: dict[str, tuple[str, dict[str, list]]], methods: list[str],
+              suffix: str = "") -> dict[str, dict[str, dict[str, np.ndarray]]]:
+    """The table's rows (each package, each language, each query kind, all) of one hit rule's columns."""
+    rows: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(dict)
+    for name, (language, scores) in per_package.items():
+        arrays = {method: np.array(scores[f"{method}{suffix}"]) for method in methods}
+        kinds = np.array(scores["kind"])
+        rows[f"{language}/{name}"][name] = arrays
+        rows[f"language {language}"][name] = arrays
+        rows["all (mean of packages)"][name] = arrays
+        for kind in sorted(set(kinds)):
+            rows[f"kind {kind}"][name] = {method: values[kinds == kind] for method, values in arrays.items()}
+    return dict(sorted(rows.items(), key=lambda item: (item[0].startswith(("language", "kind", "all")), item[0])))
+
+
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="validation")
@@ -148,20 +172,13 @@ def main() -> None:  # noqa: D103
         per_package[record["name"]] = (record["language"], scores)
     methods = list(dict.fromkeys([*METHODS, *([RECORDED] if recorded else [])]))
     rng = np.random.default_rng(SEED)
-    rows: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(dict)
-    for name, (language, scores) in per_package.items():
-        arrays = {method: np.array(scores[method]) for method in methods}
-        kinds = np.array(scores["kind"])
-        rows[f"{language}/{name}"][name] = arrays
-        rows[f"language {language}"][name] = arrays
-        rows["all (mean of packages)"][name] = arrays
-        for kind in sorted(set(kinds)):
-            rows[f"kind {kind}"][name] = {method: values[kinds == kind] for method, values in arrays.items()}
-    ordered = dict(sorted(rows.items(), key=lambda item: (item[0].startswith(("language", "kind", "all")),
-                                                           item[0])))
     say("MRR@10 with 95% bootstrap intervals (queries resampled within packages)")
-    for line in table(ordered, rng):
+    for line in table(breakdown(per_package, methods), rng):
         say(line)
+    if all(f"{method}_{DEFINITION}" in scores for _, scores in per_package.values() for method in methods):
+        say("MRR@10 counting the gold definition itself only (a class or module whose lines hold it is no hit)")
+        for line in table(breakdown(per_package, methods, f"_{DEFINITION}"), rng):
+            say(line)
     commits = {name: scores for name, (_, scores) in per_package.items() if "commit_message" in scores["kind"]}
     if commits:
         say("commit-message queries: function Acc@10 and file Acc@5 (mean of repositories, 95% intervals)")

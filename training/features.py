@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from contextlib import closing
 from functools import partial
 from pathlib import Path
@@ -111,10 +112,10 @@ def is_answer(result: dict, gold: dict) -> bool:
     return not (container and around)
 
 
-def first_hit_rank(results: list[dict], golds: list[dict]) -> int:
-    """The 1-based rank of the first result that hits a gold in the top 10, 0 if none does."""
+def first_hit_rank(results: list[dict], golds: list[dict], rule: Callable[[dict, dict], bool] = is_hit) -> int:
+    """The 1-based rank of the first result that hits a gold in the top 10 (by ``rule``), 0 if none does."""
     for rank, result in enumerate(results[:LIMIT], start=1):
-        if any(is_hit(result, gold) for gold in golds):
+        if any(rule(result, gold) for gold in golds):
             return rank
     return 0
 

@@ -415,7 +415,8 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
     """The weights file: both models with their feature names, and what produced them."""
     features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     data = {
-        "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}",
+        "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}"
+                   + ("-ruler-labels" if labels == "ruler_label" else ""),
         "command": command,
         "manifest_sha256": manifest_digest(),
         "embedding_model": EMBEDDING,
@@ -447,7 +448,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--leave-out", help="comma-separated columns to leave to the hand-set blend, however many "
                         "training queries set them (e.g. evidence only made-up queries teach)")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
-                        help="what counts as a right answer (see load_packages)")
+                        help="what counts as a right answer: the definition itself (label, the default) or also a "
+                             "class or module whose lines hold it, as the rulers count (see load_packages)")
     args = parser.parse_args()
     packages = [p for p in load_packages(labels=args.labels) if p.split == "train"]
     say(f"{len(packages)} training packages, {sum(p.queries for p in packages)} queries "
