@@ -416,7 +416,7 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
     features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     data = {
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}"
-                   + ("-ruler-labels" if labels == "ruler_label" else ""),
+                   + ("-definitions" if labels == "label" else ""),  # apart from the fits on the rulers' rule
         "command": command,
         "manifest_sha256": manifest_digest(),
         "embedding_model": EMBEDDING,
