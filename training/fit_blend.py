@@ -106,10 +106,17 @@ class Package:
     bm25_rank: np.ndarray
     digest: str
     project: str  # a package and its project's git history share one: they are held out together
+    # What the fit aims at, when graded: 1 for an answer, the container credit for a class or module around one.
+    target: np.ndarray | None = None
 
     @property
     def queries(self) -> int:  # noqa: D102
         return len(self.kinds)
+
+    @property
+    def aim(self) -> np.ndarray:
+        """The fit's target per row: the graded one, else the label."""
+        return self.label.astype(np.float64) if self.target is None else self.target
 
     @property
     def bounds(self) -> np.ndarray:
@@ -117,11 +124,12 @@ class Package:
         return np.searchsorted(self.query, np.arange(self.queries + 1))
 
 
-def load_packages(folder: Path = FEATURES, labels: str = "label") -> list[Package]:
+def load_packages(folder: Path = FEATURES, labels: str = "label", container_credit: float = 0.0) -> list[Package]:
     """Every features file, with the focus offsets of the default focus (``implementation``).
 
     ``labels``: ``label`` (a definition around the gold, its class or module, is no answer) or ``ruler_label``
-    (the rulers' overlap rule, which counts a class as a hit for each of its methods).
+    (the rulers' overlap rule, which counts a class as a hit for each of its methods). ``container_credit``: the
+    fit's target for such a container under ``label`` (a partial answer: 0 is none, the answer itself is 1).
     """
     manifest = json.loads(MANIFEST.read_text())
     projects = {record["name"]: record.get("project", record["name"])
@@ -137,11 +145,13 @@ def load_packages(folder: Path = FEATURES, labels: str = "label") -> list[Packag
         columns.update({name: np.concatenate([p[name] for p in pooled]) for name in POOL_COLUMNS})
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
         columns[FOCUS_COLUMN] = demoted.astype(np.float64)  # files made before the column was gathered lack it
+        containers = data["ruler_label"] & ~data["label"]
+        target = data[labels] + container_credit * containers if container_credit and labels == "label" else None
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
                                 data[labels], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
                                 data["kind"], data["hand_rank"], data["bm25_rank"],
                                 hashlib.sha256(path.read_bytes()).hexdigest(),
-                                projects.get(str(data["package"]), str(data["package"]))))
+                                projects.get(str(data["package"]), str(data["package"])), target))
     by_name: dict[str, list[Package]] = {}
     for package in packages:  # a package's extra query kinds (``<name>.pasted.npz``) join its main file
         by_name.setdefault(package.name, []).append(package)
@@ -163,7 +173,8 @@ def merged(parts: list[Package]) -> Package:
                    np.concatenate([part.query + shift for part, shift in zip(parts, queries)]),
                    np.concatenate([part.kinds for part in parts]), np.concatenate([part.hand_rank for part in parts]),
                    np.concatenate([part.bm25_rank for part in parts]),
-                   hashlib.sha256("".join(part.digest for part in parts).encode()).hexdigest(), first.project)
+                   hashlib.sha256("".join(part.digest for part in parts).encode()).hexdigest(), first.project,
+                   None if first.target is None else np.concatenate([part.aim for part in parts]))
 
 
 @dataclass
@@ -179,16 +190,21 @@ class Stacked:
 
 
 def stack(packages: list[Package], features: tuple[str, ...]) -> Stacked:
-    """The queries with at least one gold candidate (the others teach nothing), rows grouped per query."""
+    """The queries with at least one gold candidate (the others teach nothing), rows grouped per query.
+
+    ``label`` holds each row's target: 1 for an answer, a graded target's credit for a partial one (a query whose
+    pool holds only a partial answer teaches to rank it first, as the softmax is taken within the golds).
+    """
     matrices, offsets, labels, counts, weights = [], [], [], [], []
     for package in packages:
         matrix = design_matrix(package.columns, features)
         bounds = package.bounds
+        aim = package.aim
         for start, end in zip(bounds[:-1], bounds[1:]):
-            if package.label[start:end].any():
+            if aim[start:end].any():
                 matrices.append(matrix[start:end])
                 offsets.append(package.offset[start:end] * (FOCUS_COLUMN not in features))
-                labels.append(package.label[start:end])
+                labels.append(aim[start:end])
                 counts.append(end - start)
         kept = len(counts) - len(weights)
         # Each package weighs as much as any other, whatever its number of queries.
@@ -217,13 +233,16 @@ def supported(features: tuple[str, ...], unsupported: set[str]) -> tuple[str, ..
 
 
 def listwise_loss(weights: np.ndarray, data: Stacked, penalty: float) -> tuple[float, np.ndarray]:
-    """Softmax cross-entropy of the gold candidates within each query's pool, and its gradient."""
+    """Softmax cross-entropy of the gold candidates within each query's pool, and its gradient.
+
+    A graded target weighs each gold's share (a container's credit below an answer's 1).
+    """
     scores = data.matrix @ weights + data.offset
     top = np.maximum.reduceat(scores, data.starts)
     exp = np.exp(scores - np.repeat(top, data.counts))
     everything = np.add.reduceat(exp, data.starts)
     gold_top = np.maximum.reduceat(np.where(data.label > 0, scores, -np.inf), data.starts)
-    gold_exp = np.exp(np.where(data.label > 0, scores - np.repeat(gold_top, data.counts), -np.inf))
+    gold_exp = data.label * np.exp(np.where(data.label > 0, scores - np.repeat(gold_top, data.counts), -np.inf))
     gold = np.add.reduceat(gold_exp, data.starts)
     loss = data.weight @ (np.log(everything) + top - np.log(gold) - gold_top)
     share = exp / np.repeat(everything, data.counts) - gold_exp / np.repeat(gold, data.counts)
@@ -232,7 +251,10 @@ def listwise_loss(weights: np.ndarray, data: Stacked, penalty: float) -> tuple[f
 
 
 def pairs_of(data: Stacked) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row indices of every (gold, other) pair of a query, and each pair's weight (a query's pairs share its own)."""
+    """Row indices of every (gold, other) pair of a query, and each pair's weight (a query's pairs share its own).
+
+    Every gold counts alike here, graded or not (the container credit weighs the listwise loss only).
+    """
     golds, others, weights = [], [], []
     for start, count, weight in zip(data.starts, data.counts, data.weight):
         rows = np.arange(start, start + count)
@@ -411,12 +433,14 @@ def manifest_digest() -> str:
 
 
 def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
-                command: str, counts: dict[str, int], unsupported: set[str], labels: str) -> None:
+                command: str, counts: dict[str, int], unsupported: set[str], labels: str,
+                container_credit: float = 0.0) -> None:
     """The weights file: both models with their feature names, and what produced them."""
     features = supported(FEATURE_SETS[chosen["features"]], unsupported)
     data = {
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}"
-                   + ("-definitions" if labels == "label" else ""),  # apart from the fits on the rulers' rule
+                   + ("-definitions" if labels == "label" else "")  # apart from the fits on the rulers' rule
+                   + (f"-credit{container_credit:g}" if container_credit else ""),
         "command": command,
         "manifest_sha256": manifest_digest(),
         "embedding_model": EMBEDDING,
@@ -425,7 +449,7 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                      "queries": int(sum(p.queries for p in packages)),
                      "loss": chosen["loss"], "penalty": chosen["penalty"],
                      "cv_mrr10": None if math.isnan(chosen["MRR@10"]) else round(chosen["MRR@10"], 4),
-                     "labels": labels,
+                     "labels": labels, "container_credit": container_credit,
                      "queries_with_column": counts},
         "unsupported": sorted(unsupported),
         "models": {
@@ -450,8 +474,12 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
                         help="what counts as a right answer: the definition itself (label, the default) or also a "
                              "class or module whose lines hold it, as the rulers count (see load_packages)")
+    parser.add_argument("--container-credit", type=float, default=0.0,
+                        help="with --labels label, the listwise target of a class or module around the answer "
+                             "(a partial answer; the answer is 1)")
     args = parser.parse_args()
-    packages = [p for p in load_packages(labels=args.labels) if p.split == "train"]
+    packages = [p for p in load_packages(labels=args.labels, container_credit=args.container_credit)
+                if p.split == "train"]
     say(f"{len(packages)} training packages, {sum(p.queries for p in packages)} queries "
           f"({', '.join(sorted({p.language for p in packages}))})")
     configs = [(f, loss, float(penalty)) for f in args.features.split(",") for loss in args.losses.split(",")
@@ -483,7 +511,8 @@ def main() -> None:  # noqa: D103
     full = fit(packages, features, chosen["loss"], chosen["penalty"])
     lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
     command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
-    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported, args.labels)
+    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported, args.labels,
+                args.container_credit)
     say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
     for name, weight in zip(features, full):
         say(f"  {name:<34} {weight:+.3f}")

@@ -1,0 +1,36 @@
+"""The listwise loss with graded targets: an answer counts fully, a container around it by its credit."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fit_blend import Stacked, listwise_loss  # noqa: E402
+
+
+def stacked(labels: list[float]) -> Stacked:
+    """One query of three candidates, one feature each (the candidate's score is its weight times the feature)."""
+    matrix = np.array([[1.0], [2.0], [3.0]])
+    return Stacked(matrix, np.zeros(3), np.array(labels), np.array([0]), np.array([3]), np.array([1.0]))
+
+
+def test_a_graded_target_weighs_each_gold_by_its_credit():
+    """-log((e^s0 + 0.1 e^s1) / sum e^s): the container's share counts a tenth of the answer's."""
+    weights = np.array([0.5])
+    scores = stacked([0.0] * 3).matrix[:, 0] * weights[0]
+    loss, _ = listwise_loss(weights, stacked([1.0, 0.1, 0.0]), penalty=0.0)
+    expected = -np.log((np.exp(scores[0]) + 0.1 * np.exp(scores[1])) / np.exp(scores).sum())
+    assert np.isclose(loss, expected)
+    binary, _ = listwise_loss(weights, stacked([1.0, 0.0, 0.0]), penalty=0.0)
+    assert np.isclose(binary, -np.log(np.exp(scores[0]) / np.exp(scores).sum()))
+
+
+def test_the_gradient_of_a_graded_target_matches_the_loss():
+    """The analytic gradient against a central difference."""
+    data, weights, step = stacked([1.0, 0.3, 0.0]), np.array([0.2]), 1e-6
+    _, gradient = listwise_loss(weights, data, penalty=1e-3)
+    ahead, _ = listwise_loss(weights + step, data, penalty=1e-3)
+    behind, _ = listwise_loss(weights - step, data, penalty=1e-3)
+    assert np.isclose(gradient[0], (ahead - behind) / (2 * step), rtol=1e-5)
