@@ -478,6 +478,8 @@ def main() -> None:  # noqa: D103
                         help="with --labels label, the listwise target of a class or module around the answer "
                              "(a partial answer; the answer is 1)")
     args = parser.parse_args()
+    if args.container_credit and args.labels != "label":
+        parser.error("--container-credit grades the definition labels: use it with --labels label")
     packages = [p for p in load_packages(labels=args.labels, container_credit=args.container_credit)
                 if p.split == "train"]
     say(f"{len(packages)} training packages, {sum(p.queries for p in packages)} queries "

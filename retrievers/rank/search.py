@@ -303,7 +303,7 @@ class Searcher:
         names: dict[int, float] = {}
         if learned:
             pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
-            names = self._pool_rows(snapshot, pool, rows, words, allowed)
+            names = self._read_rows_and_names(snapshot, pool, rows, words, allowed)
         deadline.check("the dense stage")
         cosines, query_vector = self._vectors.finish(snapshot, nearest) if nearest else ({}, None)
         if allowed is not None:
@@ -312,7 +312,7 @@ class Searcher:
         if cosines and allowed is not None and allowed.size <= SCOPED_EXACT_COSINES:
             pool |= {int(c) for c in allowed}
         if learned:
-            names.update(self._pool_rows(snapshot, pool, rows, words, allowed))  # the vectors' own
+            names.update(self._read_rows_and_names(snapshot, pool, rows, words, allowed))  # the vectors' own
         else:
             names = name_coverage(snapshot, words, pool)
         deadline.check("the exact cosines")
@@ -354,8 +354,8 @@ class Searcher:
                         exact_weight, bool(cosines), signal, unembedded)
 
     @staticmethod
-    def _pool_rows(snapshot: IndexSnapshot, pool: set[int], rows: dict[int, PoolRow], words: list[str],
-                   allowed: np.ndarray | None) -> dict[int, float]:
+    def _read_rows_and_names(snapshot: IndexSnapshot, pool: set[int], rows: dict[int, PoolRow], words: list[str],
+                             allowed: np.ndarray | None) -> dict[int, float]:
         """Read the pooled chunks' rows ``rows`` lacks and their methods' types, and return their name coverage.
 
         The types join the pool and ``rows``. Called for the pool known before the query's embedding is joined
