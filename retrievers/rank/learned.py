@@ -67,7 +67,12 @@ CALLABLE_KINDS = frozenset({"function", "method"})
 
 @dataclass(frozen=True)
 class QueryShape:
-    """What the query's wording says, as the learned features read it (each becomes a 0/1 column)."""
+    """What the query's wording says, as the learned features read it (a column each, 0/1 but for the kind).
+
+    ``described`` is the hand-set blend's opinion of the kind asked for (:func:`retrievers.query.shape.described_kind`);
+    the learned columns ``described_type`` / ``described_callable`` read ``type_probability`` instead, the model of
+    :mod:`retrievers.query.described` (0 for both where it has no say: a text too long to describe one definition).
+    """
 
     long: bool
     statement: bool
@@ -76,12 +81,15 @@ class QueryShape:
     wants_type: bool
     describes_exception: bool
     pasted_block: bool
+    type_probability: float | None = None
 
     def flags(self) -> dict[str, float]:
-        """The 0/1 value of every query flag column."""
+        """The value of every query flag column."""
+        kind = {} if self.type_probability is None else {"type": self.type_probability,
+                                                         "callable": 1.0 - self.type_probability}
         return {"long": float(self.long), "short": float(not self.long), "statement": float(self.statement),
-                "question": float(self.question), "described_type": float(self.described == "type"),
-                "described_callable": float(self.described == "callable"), "wants_type": float(self.wants_type),
+                "question": float(self.question), "described_type": kind.get("type", 0.0),
+                "described_callable": kind.get("callable", 0.0), "wants_type": float(self.wants_type),
                 "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block)}
 
 

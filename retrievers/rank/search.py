@@ -23,6 +23,7 @@ from ..core.errors import IndexMissing, vector_backend_errors
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
+from ..query.described import type_probability
 from ..query.limits import check_query_length
 from ..query.parsing import name_evidence, plain_text, reads_as_prose, without_environment_listing
 from ..query.scope import Scope, ScopeError, dense_depth, within
@@ -349,7 +350,8 @@ class Searcher:
         shape = QueryShape(long=long_query, statement=reads_as_prose(query) and not is_question(query),
                            question=is_question(query), described=described,
                            wants_type=described == "type" or bool(subclasses),
-                           describes_exception=bool(exceptions), pasted_block=pasted_block)
+                           describes_exception=bool(exceptions), pasted_block=pasted_block,
+                           type_probability=type_probability(query) if kind_priors and learned else None)
         return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, set(words), weights,
                         exact_weight, bool(cosines), signal, unembedded)
 

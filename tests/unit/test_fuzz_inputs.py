@@ -21,7 +21,7 @@ from grepgraph.graphs.context import Context, resolve_context
 from grepgraph.retrievers.core.index_settings import IndexSettings, resolve_index_settings
 from grepgraph.retrievers.core.service_settings import ServiceSettings, resolve_service_settings
 from grepgraph.retrievers.lexical.tokenize import content_words, tokenize_query
-from grepgraph.retrievers.query import parsing, shape
+from grepgraph.retrievers.query import described, parsing, shape
 from grepgraph.retrievers.query.mentions import PathNames
 from grepgraph.retrievers.query.scope import Scope, ScopeError
 from grepgraph.retrievers.source.globs import GlobError, GlobRules
@@ -57,6 +57,8 @@ def test_query_parsing_takes_any_text(text: str):
     assert isinstance(parsing.plain_text(text), str)
     parsing.reads_as_prose(text)
     assert shape.described_kind(text) in ("type", "callable", None)
+    probability = described.type_probability(text)
+    assert probability is None or 0.0 <= probability <= 1.0
     shape.describes_exception(text)
     shape.head_phrase(text)
     tokenize_query(text)
