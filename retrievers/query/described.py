@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from functools import lru_cache
 from pathlib import Path
 
+from .shape import MAX_DESCRIPTION_WORDS, WORD
+
 WEIGHTS_FILE = Path(__file__).with_name("described_kind.json")
-# A longer text is an issue report or a pasted block, not a description of one definition.
-MAX_DESCRIPTION_WORDS = 40
 # The opening words carry the kind ("A ... that", "Return ..."); the rest of the sentence adds its nouns.
 OPENING_WORDS = 3
 SENTENCE_WORDS = 12
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 def description_features(query: str) -> list[str]:
@@ -28,7 +26,7 @@ def description_features(query: str) -> list[str]:
 
     Its opening words by position, their pair, the first word's ending, and the words of its first clause.
     """
-    words = [word.lower() for word in _WORD.findall(query[:300])]
+    words = [word.lower() for word in WORD.findall(query[:300])]
     if not words:
         return []
     found = [f"at{position}:{word}" for position, word in enumerate(words[:OPENING_WORDS])]
@@ -60,4 +58,6 @@ def type_probability(query: str) -> float | None:
         return None
     bias, weights = model
     logit = bias + sum(weights.get(feature, 0.0) for feature in features)
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+    if logit >= 0:  # the logistic function, written so that neither side can overflow
+        return 1.0 / (1.0 + math.exp(-logit))
+    return math.exp(logit) / (1.0 + math.exp(logit))

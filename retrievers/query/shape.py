@@ -33,7 +33,7 @@ MAX_DESCRIPTION_WORDS = 40
 # "Raised when ...", "Thrown if ...", "Exception thrown when ...": an exception type's own description.
 EXCEPTION_OPENERS = frozenset({"raised", "thrown"})
 EXCEPTION_NOUNS = frozenset({"exception", "error"})
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 def is_question(query: str) -> bool:
@@ -51,7 +51,7 @@ def described_kind(query: str) -> str | None:
     """``"type"``, ``"callable"`` or ``None`` (no opinion) for a one-sentence description or question."""
     if len(query.split()) > MAX_DESCRIPTION_WORDS:  # an issue report opening "A crash when ..." is no description
         return None
-    words = [word.lower() for word in _WORD.findall(query[:200])][:HEAD_WORDS]
+    words = [word.lower() for word in WORD.findall(query[:200])][:HEAD_WORDS]
     if not words:
         return None
     for word in words:
@@ -68,7 +68,7 @@ def describes_exception(query: str) -> bool:
     """Worded like an exception type's docstring: "Raised when ...", "An exception that ...", "Error raised if ..."."""
     if len(query.split()) > MAX_DESCRIPTION_WORDS:
         return False
-    words = [word.lower() for word in _WORD.findall(query[:200])][:2]
+    words = [word.lower() for word in WORD.findall(query[:200])][:2]
     if not words or words[0] in EXCEPTION_OPENERS:
         return bool(words)
     head = words[1] if words[0] in ("a", "an", "the") and len(words) > 1 else words[0]
@@ -77,7 +77,7 @@ def describes_exception(query: str) -> bool:
 
 def opens_with_verb(query: str) -> bool:
     """``Return the ...``, ``Converts a ...``: a verb and its object, the way a function's docstring opens."""
-    words = _WORD.findall(query[:200])[:2]
+    words = WORD.findall(query[:200])[:2]
     if len(words) < 2 or words[0].lower() in STOP_WORDS or not words[0][1:].islower():
         return False
     first, second = words[0].lower(), words[1].lower()
@@ -96,7 +96,7 @@ def head_phrase(query: str) -> list[str]:
     """The lowercased words of a description's opening noun phrase ("A IPv6 Socket Address column")."""
     if len(query.split()) > MAX_DESCRIPTION_WORDS:
         return []
-    words = [word.lower() for word in _WORD.findall(query[:200])]
+    words = [word.lower() for word in WORD.findall(query[:200])]
     head = []
     for word in words[:8]:
         if word in HEAD_PHRASE_ENDS:
