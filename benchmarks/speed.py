@@ -462,9 +462,9 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
         turned = SETUPS[round_number % len(SETUPS):] + SETUPS[:round_number % len(SETUPS)]
         for kind, query in queries:
             for blend, overlap in turned:
-                main._vectors.overlap = overlap
+                main.embeds_alongside = overlap
                 elapsed, _ = time_ms(main.search, query, 10, blend=blend)
-                main._vectors.overlap = True
+                main.embeds_alongside = True
                 samples[setup_name(blend, overlap)].append(elapsed)
                 if blend == DEFAULT_BLEND and overlap:
                     samples["search"].append(elapsed)

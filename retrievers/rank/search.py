@@ -114,6 +114,18 @@ class Searcher:
         self.index.reopen_vectors()
 
     @property
+    def embeds_alongside(self) -> bool:
+        """Whether a query embeds on a worker thread while its lexical evidence is gathered (the default).
+
+        ``False`` embeds it on the calling thread first, as searches ran before; benchmarks compare the two.
+        """
+        return self._vectors.overlap
+
+    @embeds_alongside.setter
+    def embeds_alongside(self, value: bool) -> None:
+        self._vectors.overlap = value
+
+    @property
     def chunk_count(self) -> int:
         """Chunks in the newest committed generation."""
         with self._snapshots.hold() as snapshot:

@@ -224,6 +224,20 @@ def test_test_chunks_are_not_asked_for_vectors_a_view_never_stores(built, monkey
     assert any(hit.is_test and "code" in hit.components for hit in hits)
 
 
+def test_embedding_the_query_in_turn_ranks_as_embedding_it_alongside(built):
+    """The overlap of embedding and lexical work is a matter of time only: the same hits either way."""
+    searcher = built.searcher
+    assert searcher.embeds_alongside
+    alongside, _ = searcher.search("store the parse result", limit=10)
+    searcher.embeds_alongside = False
+    try:
+        in_turn, _ = searcher.search("store the parse result", limit=10)
+    finally:
+        searcher.embeds_alongside = True
+    assert [hit.chunk_id for hit in in_turn] == [hit.chunk_id for hit in alongside]
+    assert any("card" in hit.components for hit in in_turn)  # the vectors took part both times
+
+
 def test_reindex_without_changes_does_nothing(built, embedder):
     generation = rows(built.index, "SELECT value FROM meta WHERE key = 'bm25_generation'")
     summary = CodeIndex(built.repo, embedder=embedder).update()
