@@ -569,17 +569,17 @@ def build_parser() -> argparse.ArgumentParser:
                         " --literal / --regex)")
     search.add_argument("--literal", metavar="TEXT", help="every line containing TEXT exactly (case-sensitive)")
     search.add_argument("--regex", metavar="PATTERN", help="every line matching an RE2 regex (^ and $ match at lines)")
-    search.add_argument("--path", action="append", metavar="GLOB",
+    search.add_argument("-g", "--path", action="append", metavar="GLOB",
                         help="only files matching a gitignore-style glob, e.g. 'src/**' or '*.go' (repeatable, or a"
                         " comma list)")
-    search.add_argument("--lang", action="append", metavar="LANGUAGE",
+    search.add_argument("-t", "--lang", action="append", metavar="LANGUAGE",
                         help="only files in this language: python, javascript, typescript, go, rust, java, text"
                         " (repeatable, or a comma list)")
     search.add_argument("--repo", help="repository root (default: $GREPGRAPH_REPO or current directory)")
     search.add_argument("--index-dir")
     search.add_argument("--chroma-url", help="Chroma server with the vectors (default: $GREPGRAPH_CHROMA_URL, else"
                         " the one the index was built with)")
-    search.add_argument("--limit", type=int, default=FIELDS["limit"].default,
+    search.add_argument("-n", "--limit", type=int, default=FIELDS["limit"].default,
                         help=f"results to show (1-{MAX_LIMIT}; literal/regex: up to {MAX_MATCH_LIMIT})")
     search.add_argument("--focus", choices=FOCUS_VALUES, help=FIELDS["focus"].description)
     search.add_argument("--intent", help=FIELDS["intent"].description)
@@ -587,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--rerank", choices=["force", "forbid"])
     search.add_argument("--no-llm", action="store_true", help="never call the local LLM")
     search.add_argument("--json", action="store_true")
-    search.add_argument("--files", action="store_true",
+    search.add_argument("-l", "--files", action="store_true",
                         help="list the files of the results, ranked where their best definition ranks")
     search.add_argument("--explain", action="store_true", help="print the graph's trace")
     search.add_argument("--no-daemon", action="store_true",

@@ -63,6 +63,17 @@ def test_a_described_query_loads_the_model_alongside_and_answers_as_the_graph_do
     assert expected["results"][0]["path"] == "graphstore/store.py"
 
 
+def test_the_short_flags_of_grep_tools_mean_what_the_long_ones_do(context, tmp_path: Path):
+    """``-n`` as in qmd and head, ``-g`` / ``-t`` / ``-l`` as in ripgrep: the number, glob, language and files."""
+    short, _ = search(context, "--json", "-n", "2", "-g", "graphstore/**", "-t", "python", "-l", QUERY, cwd=tmp_path)
+    long, _ = search(context, "--json", "--limit", "2", "--path", "graphstore/**", "--lang", "python", "--files",
+                     QUERY, cwd=tmp_path)
+    assert json.loads(short) == json.loads(long)
+    files = [entry["path"] for entry in json.loads(short)["files"]]
+    assert files and all(path.startswith("graphstore/") for path in files)
+    assert len(json.loads(short)["results"]) <= 2
+
+
 def test_the_model_loader_leaves_no_thread_behind_and_a_literal_search_starts_none(context, tmp_path: Path):
     script = (
         "import sys, threading\n"
