@@ -37,15 +37,16 @@ def is_hit(result: dict, gold: dict, definition_only: bool) -> bool:
     return not holds_it
 
 
-def scores(results: Path, golds: dict[str, dict], definition_only: bool) -> dict[str, float]:
-    """MRR@10 per package and over all queries of one results file."""
+def scores(results: Path, golds: dict[str, dict], definition_only: bool, by_kind: bool = False) -> dict[str, float]:
+    """MRR@10 per package (or per kind of gold definition) and over all queries of one results file."""
     reciprocal: dict[str, list[float]] = defaultdict(list)
     for line in results.read_text().splitlines():
         answer = json.loads(line)
         query = golds[answer["id"]]
         rank = next((rank for rank, result in enumerate(answer["results"][:K], start=1)
                      if is_hit(result, query["gold"], definition_only)), 0)
-        reciprocal[query.get("package", "")].append(1.0 / rank if rank else 0.0)
+        group = query["gold"].get("kind", "") if by_kind else query.get("package", "")
+        reciprocal[group].append(1.0 / rank if rank else 0.0)
     found = {package: sum(values) / len(values) for package, values in sorted(reciprocal.items())}
     found["all"] = sum(map(sum, reciprocal.values())) / sum(map(len, reciprocal.values()))
     return found
@@ -55,11 +56,12 @@ def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, required=True, help="the ruler's folder (its queries.jsonl)")
     parser.add_argument("results", type=Path, nargs="+", help="results files written by quality.py --out")
+    parser.add_argument("--by-kind", action="store_true", help="per kind of gold definition instead of per package")
     args = parser.parse_args()
     golds = {query["id"]: query for query in map(json.loads, (args.bench / "queries.jsonl").read_text().splitlines())}
     for results in args.results:
         for definition_only in (False, True):
-            found = scores(results, golds, definition_only)
+            found = scores(results, golds, definition_only, args.by_kind)
             rule = "definition" if definition_only else "rulers'"
             print(f"{results.name:<32} {rule:<10} all {found.pop('all'):.3f}  "
                   + "  ".join(f"{package} {value:.3f}" for package, value in found.items()))
