@@ -128,7 +128,7 @@ def test_no_index_in_a_home_or_temporary_folder_never_suggests_indexing_it(tmp_p
 def test_a_mistyped_option_shows_the_subcommand_usage_and_the_closest_option(tmp_path):
     typed = grepgraph("search", "redirects", "--rpeo", str(tmp_path), cwd=tmp_path)
     assert typed.returncode == 2
-    assert "usage: grepgraph search" in typed.stderr and "--lang LANGUAGE" in typed.stderr  # search's own options
+    assert "usage: grepgraph search" in typed.stderr and "-t LANGUAGE" in typed.stderr  # search's own options
     assert f"unrecognized arguments: --rpeo {tmp_path}; did you mean --repo?" in typed.stderr
     command = grepgraph("serach", "redirects", cwd=tmp_path)
     assert command.returncode == 2

@@ -298,7 +298,7 @@ def cli_cases(repo: Path, tmp: Path) -> dict[str, tuple[tuple, int, str]]:
         "limit 0": ((*search, "edges", "--limit", "0"), 2, "limit must be an integer from 1 to 100, got 0"),
         "limit -1": ((*search, "edges", "--limit", "-1"), 2, "limit must be an integer from 1 to 100, got -1"),
         "limit 10**9": ((*search, "edges", "--limit", str(10**9)), 2, "limit must be an integer from 1 to 100"),
-        "limit True": ((*search, "edges", "--limit", "True"), 2, "argument --limit: invalid int value: 'True'"),
+        "limit True": ((*search, "edges", "--limit", "True"), 2, "argument -n/--limit: invalid int value: 'True'"),
         "unknown focus": ((*search, "edges", "--focus", "everything"), 2, "argument --focus: invalid choice"),
         "search missing repo": (("search", "edges", "--repo", str(tmp / "nope")), 2, "repository not found"),
         "search repo is a file": (("search", "edges", "--repo", str(a_file)), 2, "not a directory"),
