@@ -28,7 +28,7 @@ sys.path.insert(0, str(TRAINING.parent))
 sys.path.insert(0, str(TRAINING))
 
 from fit_blend import MANIFEST, lbfgs, say  # noqa: E402
-from grepgraph.retrievers.query.described import WEIGHTS_FILE, description_features  # noqa: E402
+from grepgraph.retrievers.query.described import WEIGHTS_FILE, description_features, probability  # noqa: E402
 from grepgraph.retrievers.query.shape import described_kind  # noqa: E402
 
 QUERIES = TRAINING / "data" / "queries"
@@ -54,11 +54,11 @@ def examples(split: str) -> list[tuple[str, str, str, bool]]:
     return found
 
 
-def encode(texts: list[str], vocabulary: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """The feature indices of each text, flattened, with the text each index belongs to."""
+def encode(features: list[list[str]], vocabulary: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The vocabulary indices of each text's features, flattened, with the text each index belongs to."""
     rows, columns = [], []
-    for row, text in enumerate(texts):
-        for feature in description_features(text):
+    for row, found in enumerate(features):
+        for feature in found:
             if feature in vocabulary:
                 rows.append(row)
                 columns.append(vocabulary[feature])
@@ -67,10 +67,11 @@ def encode(texts: list[str], vocabulary: dict[str, int]) -> tuple[np.ndarray, np
 
 def fit(texts: list[str], is_type: np.ndarray, penalty: float) -> tuple[float, dict[str, float]]:
     """Bias and weights of the L2-penalised logistic regression (the bias is not penalised)."""
-    counts = Counter(feature for text in texts for feature in set(description_features(text)))
+    features = [description_features(text) for text in texts]
+    counts = Counter(feature for found in features for feature in set(found))
     kept = sorted(feature for feature, count in counts.items() if count >= MIN_FEATURE_COUNT)
     vocabulary = {feature: i for i, feature in enumerate(kept)}
-    rows, columns = encode(texts, vocabulary)
+    rows, columns = encode(features, vocabulary)
     target = is_type.astype(np.float64)
     size = len(texts)
 
@@ -88,14 +89,12 @@ def fit(texts: list[str], is_type: np.ndarray, penalty: float) -> tuple[float, d
         return float(loss.sum() + 0.5 * penalty * weights @ weights) / size, gradient / size
 
     parameters = lbfgs(objective, np.zeros(len(vocabulary) + 1), iterations=1000)
-    names = sorted(vocabulary, key=vocabulary.get)
-    return float(parameters[0]), {name: float(w) for name, w in zip(names, parameters[1:]) if abs(w) >= 1e-3}
+    return float(parameters[0]), {name: float(w) for name, w in zip(kept, parameters[1:]) if abs(w) >= 1e-3}
 
 
 def probabilities(texts: list[str], bias: float, weights: dict[str, float]) -> np.ndarray:
-    """P(type) of each text under the fitted model."""
-    logits = np.array([bias + sum(weights.get(f, 0.0) for f in description_features(text)) for text in texts])
-    return 1.0 / (1.0 + np.exp(-logits))
+    """P(type) of each text under the fitted model, as the search computes it."""
+    return np.array([probability(description_features(text), bias, weights) for text in texts])
 
 
 def log_loss(probability: np.ndarray, is_type: np.ndarray) -> float:

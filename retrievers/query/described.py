@@ -54,9 +54,11 @@ def type_probability(query: str) -> float | None:
     if model is None or len(query.split()) > MAX_DESCRIPTION_WORDS:
         return None
     features = description_features(query)
-    if not features:
-        return None
-    bias, weights = model
+    return probability(features, *model) if features else None
+
+
+def probability(features: list[str], bias: float, weights: dict[str, float]) -> float:
+    """The logistic model's P(type) of a description's features (the fit scores its held-out queries with it)."""
     logit = bias + sum(weights.get(feature, 0.0) for feature in features)
     if logit >= 0:  # the logistic function, written so that neither side can overflow
         return 1.0 / (1.0 + math.exp(-logit))

@@ -85,11 +85,10 @@ class QueryShape:
 
     def flags(self) -> dict[str, float]:
         """The value of every query flag column."""
-        kind = {} if self.type_probability is None else {"type": self.type_probability,
-                                                         "callable": 1.0 - self.type_probability}
+        is_type = self.type_probability
         return {"long": float(self.long), "short": float(not self.long), "statement": float(self.statement),
-                "question": float(self.question), "described_type": kind.get("type", 0.0),
-                "described_callable": kind.get("callable", 0.0), "wants_type": float(self.wants_type),
+                "question": float(self.question), "described_type": 0.0 if is_type is None else is_type,
+                "described_callable": 0.0 if is_type is None else 1.0 - is_type, "wants_type": float(self.wants_type),
                 "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block)}
 
 
