@@ -111,13 +111,18 @@ def repository_record(entry: dict, pinned: dict) -> dict:
 
 
 def attempt(make_record: Callable[[dict, dict], dict], entry: dict, old: dict, failures: list[str]) -> dict | None:
-    """One entry's manifest record (given its previous one), or ``None`` after saying why it failed."""
+    """One entry's manifest record (given its previous one); after a failure, the previous record, if any.
+
+    A failed download keeps what the manifest pinned: dropping the entry would move other projects between the
+    splits (they are drawn over the projects present) and lose its pins.
+    """
     try:
         return make_record(entry, old.get(entry["name"], {}))
     except (FetchError, OSError, subprocess.CalledProcessError) as error:
         failures.append(entry["name"])
-        say(f"FAILED {entry['name']}: {error}")
-        return None
+        hint = " (apt-get update first?)" if entry.get("registry") == "debian" else ""
+        say(f"FAILED {entry['name']}: {error}{hint}")
+        return old.get(entry["name"])
 
 
 def main() -> None:

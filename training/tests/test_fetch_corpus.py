@@ -1,0 +1,34 @@
+"""A failed download keeps the manifest's pinned record, so the splits and the pins never shift."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fetch_corpus import attempt  # noqa: E402
+from mining.registries import FetchError  # noqa: E402
+
+PINNED = {"name": "somelib", "registry": "debian", "version": "1.0-1", "sha256": "ab" * 32, "split": "train"}
+
+
+def unreachable(entry: dict, pinned: dict) -> dict:
+    raise FetchError(f"no .deb of {entry['name']}={entry['version']} after apt-get download")
+
+
+def test_a_failed_fetch_keeps_the_pinned_record_and_is_reported():
+    failures: list[str] = []
+    record = attempt(unreachable, {"name": "somelib", "registry": "debian", "version": "1.0-1"},
+                     {"somelib": PINNED}, failures)
+    assert record == PINNED
+    assert failures == ["somelib"]
+
+
+def test_a_failed_first_fetch_has_no_record():
+    failures: list[str] = []
+    assert attempt(unreachable, {"name": "newlib", "registry": "pypi", "version": "2.0"}, {}, failures) is None
+    assert failures == ["newlib"]
+
+
+def test_a_fetch_that_works_makes_a_new_record():
+    made = attempt(lambda entry, pinned: {**entry, "files": 3}, {"name": "somelib"}, {"somelib": PINNED}, [])
+    assert made == {"name": "somelib", "files": 3}
