@@ -108,6 +108,8 @@ class Package:
     project: str  # a package and its project's git history share one: they are held out together
     # What the fit aims at, when graded: 1 for an answer, the container credit for a class or module around one.
     target: np.ndarray | None = None
+    # How much each query weighs in the loss against the package's others (``--kind-weights``); all 1 when None.
+    query_weight: np.ndarray | None = None
 
     @property
     def queries(self) -> int:  # noqa: D102
@@ -200,15 +202,17 @@ def stack(packages: list[Package], features: tuple[str, ...]) -> Stacked:
         matrix = design_matrix(package.columns, features)
         bounds = package.bounds
         aim = package.aim
-        for start, end in zip(bounds[:-1], bounds[1:]):
+        query_weight = np.ones(package.queries) if package.query_weight is None else package.query_weight
+        kept_weights = []
+        for query, (start, end) in enumerate(zip(bounds[:-1], bounds[1:])):
             if aim[start:end].any():
                 matrices.append(matrix[start:end])
                 offsets.append(package.offset[start:end] * (FOCUS_COLUMN not in features))
                 labels.append(aim[start:end])
                 counts.append(end - start)
-        kept = len(counts) - len(weights)
+                kept_weights.append(query_weight[query])
         # Each package weighs as much as any other, whatever its number of queries.
-        weights += [1.0 / max(kept, 1)] * kept
+        weights += [weight / sum(kept_weights) for weight in kept_weights]
     counts_array = np.array(counts)
     starts = np.concatenate([[0], np.cumsum(counts_array)[:-1]]).astype(np.int64)
     weight = np.array(weights)
@@ -469,6 +473,10 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--penalties", default=",".join(map(str, PENALTIES)))
     parser.add_argument("--out", type=Path, default=fitted_blend_path(EMBEDDING),
                         help="default: the file the Searcher reads for this embedding model")
+    parser.add_argument("--add", help="comma-separated features (columns or products, e.g. described_type*card) "
+                        "added to every feature set")
+    parser.add_argument("--kind-weights", help="comma-separated KIND=WEIGHT: a query of that kind weighs WEIGHT times "
+                        "as much in the loss as the package's other queries (e.g. docstring=2)")
     parser.add_argument("--leave-out", help="comma-separated columns to leave to the hand-set blend, however many "
                         "training queries set them (e.g. evidence only made-up queries teach)")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
@@ -482,6 +490,13 @@ def main() -> None:  # noqa: D103
         parser.error("--container-credit grades the definition labels: use it with --labels label")
     packages = [p for p in load_packages(labels=args.labels, container_credit=args.container_credit)
                 if p.split == "train"]
+    if args.add:
+        added = tuple(args.add.split(","))
+        FEATURE_SETS.update({name: (*features, *added) for name, features in FEATURE_SETS.items()})
+    if args.kind_weights:
+        by_kind = {kind: float(weight) for kind, weight in (item.split("=") for item in args.kind_weights.split(","))}
+        for package in packages:
+            package.query_weight = np.array([by_kind.get(str(kind), 1.0) for kind in package.kinds])
     say(f"{len(packages)} training packages, {sum(p.queries for p in packages)} queries "
           f"({', '.join(sorted({p.language for p in packages}))})")
     configs = [(f, loss, float(penalty)) for f in args.features.split(",") for loss in args.losses.split(",")

@@ -7,7 +7,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fit_blend import Stacked, listwise_loss  # noqa: E402
+from fit_blend import Package, Stacked, listwise_loss, stack  # noqa: E402
 
 
 def stacked(labels: list[float]) -> Stacked:
@@ -34,3 +34,20 @@ def test_the_gradient_of_a_graded_target_matches_the_loss():
     ahead, _ = listwise_loss(weights + step, data, penalty=1e-3)
     behind, _ = listwise_loss(weights - step, data, penalty=1e-3)
     assert np.isclose(gradient[0], (ahead - behind) / (2 * step), rtol=1e-5)
+
+
+def package_of(kinds: list[str], query_weight: np.ndarray | None = None) -> Package:
+    """One candidate-pair per query (the first the answer), a feature each: enough for stack's bookkeeping."""
+    rows = 2 * len(kinds)
+    return Package(name="p", language="python", split="train", columns={"card": np.arange(rows, dtype=float), "one": np.ones(rows)},
+                   label=np.array([1, 0] * len(kinds)), offset=np.zeros(rows), group=np.arange(rows),
+                   query=np.repeat(np.arange(len(kinds)), 2), kinds=np.array(kinds), hand_rank=np.zeros(len(kinds)),
+                   bm25_rank=np.zeros(len(kinds)), digest="", project="p", query_weight=query_weight)
+
+
+def test_kind_weights_scale_a_query_within_its_package_and_packages_stay_equal():
+    """A docstring weighing 3 is three times a code line; the other package still weighs half of the whole."""
+    weighted = package_of(["docstring", "code_line"], np.array([3.0, 1.0]))
+    plain = package_of(["docstring", "code_line"])
+    data = stack([weighted, plain], ("card",))
+    assert np.allclose(data.weight, [0.375, 0.125, 0.25, 0.25])
