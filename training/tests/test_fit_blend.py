@@ -39,7 +39,8 @@ def test_the_gradient_of_a_graded_target_matches_the_loss():
 def package_of(kinds: list[str], query_weight: np.ndarray | None = None) -> Package:
     """One candidate-pair per query (the first the answer), a feature each: enough for stack's bookkeeping."""
     rows = 2 * len(kinds)
-    return Package(name="p", language="python", split="train", columns={"card": np.arange(rows, dtype=float), "one": np.ones(rows)},
+    columns = {"card": np.arange(rows, dtype=float), "one": np.ones(rows)}
+    return Package(name="p", language="python", split="train", columns=columns,
                    label=np.array([1, 0] * len(kinds)), offset=np.zeros(rows), group=np.arange(rows),
                    query=np.repeat(np.arange(len(kinds)), 2), kinds=np.array(kinds), hand_rank=np.zeros(len(kinds)),
                    bm25_rank=np.zeros(len(kinds)), digest="", project="p", query_weight=query_weight)
