@@ -111,7 +111,8 @@ def hide() -> None:
     EXCLUDE.parent.mkdir(parents=True, exist_ok=True)
     with open(EXCLUDE, "a", encoding="utf-8") as excluded:
         excluded.writelines(f"/{name}\n" for name in MODEL_FILES)
-    say(f"tree now {travelling_tree_bytes() / 1e6:.1f} MB; run 'device_kit.py restore' after the device run")
+    say(f"tree now {travelling_tree_bytes() / 1e6:.1f} MB; commit nothing before 'device_kit.py restore' (git sees "
+        "the models as deleted until then)")
 
 
 def restore() -> None:
