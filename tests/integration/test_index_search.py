@@ -512,14 +512,15 @@ def test_searcher_in_another_process_keeps_working_across_crashed_indexers(tmp_p
         concurrent.update(run_indexer(repo, log, mode="search").before)
 
     # Where the indexer is when it dies. The first two pause there (the index code is unchanged: the
-    # progress callback sleeps), so the kill lands exactly in that phase; the others die while vectors
-    # are being embedded and written, a short delay after a batch began.
+    # progress callback sleeps), so the kill lands exactly in that phase; the next two die while vectors
+    # are being embedded and written, a short delay after a batch began; the last pauses after a batch, so
+    # vectors are left to embed however fast this machine embeds the rest.
     kills = [
         dict(pause_at="parse:0", kill_at="parse:0"),  # files read and parsed, nothing written
         dict(pause_at="bm25:1", kill_at="bm25:1", while_paused=search_while_paused),  # in the open transaction
         dict(kill_at="embed card:0", delay=0.3),  # committed; vectors being embedded and written
         dict(kill_at="embed card:8", delay=0.05),  # one batch stored, the next in flight
-        dict(kill_at="embed card:24", delay=0.2),
+        dict(pause_at="embed card:24", kill_at="embed card:24"),
     ]
     committed = False
     for kill in kills:

@@ -56,6 +56,9 @@ SEED = 20261122
 KILLS = 20
 MAX_TRIALS = 40
 MAX_DELAY_S = 1.3
+# The other kills aim anywhere in a run: below the time a whole run took on the runs so far (a faster machine
+# finishes sooner, and a delay past its end kills nothing).
+LATE_SHARE = 0.9
 # A third of the kills aim before the commit (scan, parse, BM25 build, the open transaction), which takes a few
 # tenths of a second: their delay is drawn below the commit time measured on the runs so far.
 PRE_COMMIT_SHARE = 1 / 3
@@ -267,6 +270,7 @@ def test_kill_9_at_random_points_leaves_a_complete_index(isolated_module, tmp_pa
     rng = random.Random(SEED)
     trials: list[Trial] = []
     commit_times: list[float] = []
+    run_times: list[float] = []  # go() to DONE, of the runs that finished
     waiting = Indexer(repo, log)
     try:
         while sum(trial.killed for trial in trials) < KILLS and len(trials) < MAX_TRIALS:
@@ -274,7 +278,9 @@ def test_kill_9_at_random_points_leaves_a_complete_index(isolated_module, tmp_pa
             versions[number] = write_version(repo, number)
             aim_early = rng.random() < PRE_COMMIT_SHARE
             commit_s = sorted(commit_times)[len(commit_times) // 2] if commit_times else 0.3
-            delay = rng.uniform(0.0, 0.9 * commit_s) if aim_early else rng.uniform(0.0, MAX_DELAY_S)
+            run_s = sorted(run_times)[len(run_times) // 2] if run_times else MAX_DELAY_S / LATE_SHARE
+            late_s = min(MAX_DELAY_S, LATE_SHARE * run_s)
+            delay = rng.uniform(0.0, 0.9 * commit_s) if aim_early else rng.uniform(0.0, late_s)
             child = waiting
             assert child.ready.wait(60), f"the indexer did not start:\n{log.read_text()[-3000:]}"
             child.go()
@@ -286,6 +292,8 @@ def test_kill_9_at_random_points_leaves_a_complete_index(isolated_module, tmp_pa
             phase = child.phase
             if child.seconds_to(COMMIT_LINE) is not None:
                 commit_times.append(child.seconds_to(COMMIT_LINE))
+            if phase == "DONE":
+                run_times.append(child.times[-1] - child.went_at)
             child.close()
             assert killed or phase == "DONE", (
                 f"trial {number}: the indexer failed on its own ({child.process.returncode}, {phase}):\n"
