@@ -5,7 +5,7 @@ A device run sends the working tree and the paths it carries, 64 MiB in all, and
 16 MiB each (see the device tool's README). The tracked tree alone is ~71 MB, almost all of it the two shipped ONNX
 models, which the training does not read; the base weights in float32 are 90 MB. So:
 
-    .venv-train/bin/python training/embedding/device_kit.py pack       # -> .device-kit/ (~60 MB), prints the sizes
+    .venv-train/bin/python training/embedding/device_kit.py pack       # -> .device-kit/ (~54 MB), prints the sizes
     .venv-train/bin/python training/embedding/device_kit.py hide       # the ONNX files leave git's index for the run
     # device run, carry [".device-kit"]: python3 training/embedding/device_kit.py train --epochs 3 --batch 128
     .venv-train/bin/python training/embedding/device_kit.py restore    # the ONNX files back in git's index
@@ -51,10 +51,10 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def xz(source: Path, target: Path) -> None:
-    """``source`` compressed with xz (preset 6) into ``target``."""
-    with open(source, "rb") as raw, lzma.open(target, "wb", preset=6) as packed:
-        shutil.copyfileobj(raw, packed, 1 << 20)
+def xz(data: bytes, target: Path) -> None:
+    """``data`` compressed with xz (preset 6) into ``target``."""
+    with lzma.open(target, "wb", preset=6) as packed:
+        packed.write(data)
 
 
 def unxz(source: Path, target: Path) -> None:
@@ -85,17 +85,13 @@ def pack(max_pairs: int | None) -> None:
         shutil.rmtree(KIT)
     (KIT / "base").mkdir(parents=True)
     AutoModel.from_pretrained(str(base_model_dir())).half().save_pretrained(str(KIT / "base"), safe_serialization=True)
-    pairs = DATA / "pairs_train.jsonl"
+    pairs = (DATA / "pairs_train.jsonl").read_bytes()
     if max_pairs:
-        lines = pairs.read_text().splitlines()[:max_pairs]
-        pairs = KIT / "pairs_train.jsonl"
-        pairs.write_text("\n".join(lines) + "\n")
+        pairs = b"".join(pairs.splitlines(keepends=True)[:max_pairs])
     xz(pairs, KIT / "pairs_train.jsonl.xz")
-    if max_pairs:
-        pairs.unlink()
     (KIT / "eval").mkdir()
     for name in EVAL_PACKAGES:
-        xz(DATA / "eval" / f"{name}.json", KIT / "eval" / f"{name}.json.xz")
+        xz((DATA / "eval" / f"{name}.json").read_bytes(), KIT / "eval" / f"{name}.json.xz")
     kit, tree = folder_bytes(KIT), travelling_tree_bytes()
     hidden = sum((ROOT / name).stat().st_size for name in MODEL_FILES if (ROOT / name).exists())
     say(f"kit {kit / 1e6:.1f} MB; tree {tree / 1e6:.1f} MB, {(tree - hidden) / 1e6:.1f} MB with the models hidden; "
@@ -143,20 +139,18 @@ def train(rest: list[str], kit: Path, out: Path, scratch: Path) -> None:
     subprocess.run(command, check=True)
     split_weights(work / "best", out)
     shutil.copy(work / "train_log.jsonl", out / "train_log.jsonl")
+    say(json.dumps({"returned": sorted(path.name for path in out.iterdir())}))
 
 
 def split_weights(best: Path, out: Path) -> None:
     """``best/``'s weights in float16, in parts of at most :data:`PART_BYTES`, and its config and step."""
     import torch
-    from safetensors.torch import save_file
+    from safetensors.torch import save
     from transformers import AutoModel
 
     model = AutoModel.from_pretrained(str(best), dtype=torch.float32)
     out.mkdir(parents=True, exist_ok=True)
-    whole = out / WEIGHTS
-    save_file({name: tensor.half().contiguous() for name, tensor in model.state_dict().items()}, str(whole))
-    data = whole.read_bytes()
-    whole.unlink()
+    data = save({name: tensor.half().contiguous() for name, tensor in model.state_dict().items()})
     for number, start in enumerate(range(0, len(data), PART_BYTES)):
         (out / f"{WEIGHTS}.part{number}").write_bytes(data[start : start + PART_BYTES])
     shutil.copy(best / "config.json", out / "config.json")
@@ -166,7 +160,6 @@ def split_weights(best: Path, out: Path) -> None:
 
 def unpack(returned: Path, target: Path) -> None:
     """Join the returned parts into a float32 Hugging Face folder at ``target`` (``export.py`` reads ``best/``)."""
-    import torch
     from safetensors.torch import load
     from transformers import AutoConfig, AutoModel
 
@@ -178,7 +171,7 @@ def unpack(returned: Path, target: Path) -> None:
     model.load_state_dict({name: tensor.float() for name, tensor in state.items()}, strict=True)
     if target.exists():
         shutil.rmtree(target)
-    model.to(torch.float32).save_pretrained(str(target))
+    model.save_pretrained(str(target))
     for name in ("step.json", "train_log.jsonl"):
         if (returned / name).exists():
             shutil.copy(returned / name, target / name)
@@ -213,8 +206,6 @@ def main() -> None:  # noqa: D103
         train(rest, args.kit, args.out, args.scratch)
     else:
         unpack(args.returned, args.target)
-    if args.verb == "train":
-        say(json.dumps({"returned": sorted(path.name for path in args.out.iterdir())}))
 
 
 if __name__ == "__main__":
