@@ -12,6 +12,7 @@ on a seeded sample of cards and code views (models alternating, best of two roun
 
     .venv/bin/python training/embedding/evaluate_vectors.py                      # data/embedding/model.onnx
     .venv/bin/python training/embedding/evaluate_vectors.py --model other.onnx --max-chunks 2000
+    .venv/bin/python training/embedding/evaluate_vectors.py --model new.onnx --against shipped.onnx   # two trained
 """
 
 from __future__ import annotations
@@ -124,6 +125,8 @@ def table(rows: dict[str, list[tuple[dict, dict]]], rng: np.random.Generator) ->
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=DATA / "model.onnx")
+    parser.add_argument("--against", type=Path, help="another ONNX file in the base's place (default: the "
+                        "packaged all-MiniLM-L6-v2), e.g. the shipped code model against a new one")
     parser.add_argument("--max-chunks", type=int, default=1000)
     parser.add_argument("--only", help="comma-separated package names")
     parser.add_argument("--speed-texts", type=int, default=512, help="cards and code views timed per model")
@@ -135,9 +138,11 @@ def main() -> None:  # noqa: D103
     packages = [trimmed(json.loads(file.read_text()), args.max_chunks, SEED) for file in files]
     say(f"{len(packages)} validation packages, {sum(len(p['chunks']) for p in packages)} chunks, "
         f"{sum(len(p['queries']) for p in packages)} queries")
-    embedders = {"base": MiniLMEmbedder(threads=1), "new": FileEmbedder(args.model, f"trained:{args.model.name}")}
+    embedders = {"base": FileEmbedder(args.against, f"against:{args.against.name}") if args.against
+                 else MiniLMEmbedder(threads=1),
+                 "new": FileEmbedder(args.model, f"trained:{args.model.name}")}
     base = scores_of(embedders["base"], packages)
-    say(f"base {MINILM_MODEL_ID} scored")
+    say(f"base {args.against.name if args.against else MINILM_MODEL_ID} scored")
     new = scores_of(embedders["new"], packages)
     say(f"new {args.model.name} scored")
     speed = texts_per_second(embedders, speed_sample(packages, args.speed_texts))

@@ -52,12 +52,12 @@ class HiddenStates(torch.nn.Module):
                           token_type_ids=token_type_ids).last_hidden_state
 
 
-def load_model(checkpoint: Path | None) -> torch.nn.Module:
-    """``best/`` (or a training checkpoint's weights) in float32, eager attention, in eval mode."""
+def load_model(checkpoint: Path | None, best: Path = DATA / "best") -> torch.nn.Module:
+    """``best`` (or a training checkpoint's weights) in float32, eager attention, in eval mode."""
     from transformers import AutoModel
 
     if checkpoint is None:
-        model = AutoModel.from_pretrained(str(DATA / "best"), attn_implementation="eager")
+        model = AutoModel.from_pretrained(str(best), attn_implementation="eager")
     else:
         model = AutoModel.from_pretrained(str(base_model_dir()), attn_implementation="eager")
         model.load_state_dict(torch.load(checkpoint, weights_only=False)["model"])
@@ -131,10 +131,11 @@ def onnx_vectors(path: Path, encoder: Encoder, texts: list[tuple[str, str]]) -> 
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", type=Path, help="a training checkpoint instead of best/")
+    parser.add_argument("--best", type=Path, default=DATA / "best", help="the kept model's folder (train.py --work)")
     parser.add_argument("--out", type=Path, default=DATA / "model.onnx")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    model = load_model(args.checkpoint)
+    model = load_model(args.checkpoint, args.best)
     encoder = Encoder(model)
     texts = check_texts(CHECK_TEXTS)
     # Before the export: the model's vectors after tracing it were off (cosine ~0.9 to its own file's).
