@@ -13,6 +13,7 @@ on a seeded sample of cards and code views (models alternating, best of two roun
     .venv/bin/python training/embedding/evaluate_vectors.py                      # data/embedding/model.onnx
     .venv/bin/python training/embedding/evaluate_vectors.py --model other.onnx --max-chunks 2000
     .venv/bin/python training/embedding/evaluate_vectors.py --model new.onnx --against shipped.onnx   # two trained
+    .venv-train/bin/python training/embedding/evaluate_vectors.py --model FOLDER --against FOLDER  # torch, no export
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID, MiniLMEmbedder  # noqa: E402
+from grepgraph.retrievers.dense.minilm import DEFAULT_MAX_TOKENS, MINILM_MODEL_ID, MiniLMEmbedder  # noqa: E402
 from grepgraph.retrievers.dense.sync import CODE_VIEW_MAX_TOKENS  # noqa: E402
 from ranking import package_scores, trimmed, view_texts  # noqa: E402
 
@@ -53,6 +54,35 @@ class FileEmbedder(MiniLMEmbedder):
 
     def _resolve_model_path(self) -> tuple[Path, str]:
         return self._file
+
+
+class FolderEmbedder:
+    """A Hugging Face folder (``train.py``'s ``best/``, a soup) run by torch, float32, with the runtime's cuts.
+
+    Compares trained weights before any export; needs .venv-train. Vectors are ``train.Encoder``'s, which
+    ``export.py`` checks against the exported file's (cosine > 0.999).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        import torch
+        from train import Encoder
+        from transformers import AutoModel
+
+        torch.set_num_threads(1)
+        self.encoder = Encoder(AutoModel.from_pretrained(str(folder)).float().eval())
+
+    def embed(self, texts: list[str], max_tokens: int | None = None) -> np.ndarray:
+        """Unit vectors, cut as the runtime cuts (its 256 word pieces unless ``max_tokens`` says less)."""
+        return self.encoder.embed(list(texts), max_tokens or DEFAULT_MAX_TOKENS)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """A query's unit vector."""
+        return self.embed([text])[0]
+
+
+def embedder_of(path: Path, role: str) -> MiniLMEmbedder | FolderEmbedder:
+    """An ONNX file through the runtime's embedder, or a model folder through torch."""
+    return FolderEmbedder(path) if path.is_dir() else FileEmbedder(path, f"{role}:{path.name}")
 
 
 def say(line: str) -> None:
@@ -80,7 +110,8 @@ def speed_sample(packages: list[dict], count: int) -> dict[str, list[str]]:
             for view in ("card", "code")}
 
 
-def texts_per_second(embedders: dict[str, MiniLMEmbedder], sample: dict[str, list[str]]) -> dict[str, dict]:
+def texts_per_second(embedders: dict[str, MiniLMEmbedder | FolderEmbedder],
+                     sample: dict[str, list[str]]) -> dict[str, dict]:
     """Per model and view, the best of :data:`SPEED_ROUNDS` rounds (models alternating) in texts per second."""
     best: dict[str, dict[str, float]] = defaultdict(dict)
     for _ in range(SPEED_ROUNDS):
@@ -138,14 +169,15 @@ def main() -> None:  # noqa: D103
     packages = [trimmed(json.loads(file.read_text()), args.max_chunks, SEED) for file in files]
     say(f"{len(packages)} validation packages, {sum(len(p['chunks']) for p in packages)} chunks, "
         f"{sum(len(p['queries']) for p in packages)} queries")
-    embedders = {"base": FileEmbedder(args.against, f"against:{args.against.name}") if args.against
-                 else MiniLMEmbedder(threads=1),
-                 "new": FileEmbedder(args.model, f"trained:{args.model.name}")}
+    embedders = {"base": embedder_of(args.against, "against") if args.against else MiniLMEmbedder(threads=1),
+                 "new": embedder_of(args.model, "trained")}
     base = scores_of(embedders["base"], packages)
     say(f"base {args.against.name if args.against else MINILM_MODEL_ID} scored")
     new = scores_of(embedders["new"], packages)
     say(f"new {args.model.name} scored")
-    speed = texts_per_second(embedders, speed_sample(packages, args.speed_texts))
+    # Speed is the runtime's: only ONNX files are timed (torch's float32 eager run says nothing about it).
+    onnx = all(isinstance(embedder, MiniLMEmbedder) for embedder in embedders.values())
+    speed = texts_per_second(embedders, speed_sample(packages, args.speed_texts)) if onnx else {}
     rng = np.random.default_rng(SEED)
     rows: dict[str, list[tuple[dict, dict]]] = defaultdict(list)
     by_kind: dict[str, list[tuple[dict, dict]]] = defaultdict(list)
