@@ -7,7 +7,7 @@ models, which the training does not read; the base weights in float32 are 90 MB.
 
     .venv-train/bin/python training/embedding/device_kit.py pack       # -> .device-kit/ (~54 MB), prints the sizes
     .venv-train/bin/python training/embedding/device_kit.py hide       # the ONNX files leave git's index for the run
-    # device run, carry [".device-kit"]: python3 training/embedding/device_kit.py train --epochs 3 --batch 128
+    # device run, carry [".device-kit"]: python3 training/embedding/device_kit.py train --epochs 3 --negatives 3
     .venv-train/bin/python training/embedding/device_kit.py restore    # the ONNX files back in git's index
     .venv-train/bin/python training/embedding/device_kit.py unpack FILES_AT   # -> data/embedding/best/, then export.py
 

@@ -15,7 +15,7 @@ logged, and the best so far is kept as ``best/`` (a Hugging Face folder ``export
 
     .venv-train/bin/python training/embedding/train.py                 # a fresh run
     .venv-train/bin/python training/embedding/train.py --resume        # go on from the latest checkpoint
-    python3 training/embedding/train.py --device cuda --batch 128 ...   # on a lent GPU, through device_kit.py
+    python3 training/embedding/train.py --device cuda --negatives 3 ...   # on a lent GPU, through device_kit.py
 """
 
 from __future__ import annotations
