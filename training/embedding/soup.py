@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 r"""The weight average of fine-tuned models that share a base ("model soup"), as a Hugging Face folder.
 
-Two runs from the same base weights with different batches or negatives land in the same basin; their average
-often ranks better than either, at no cost at query time (same architecture, same speed). Each folder is a
-``train.py`` ``best/`` or a ``from_onnx.py`` read-back of a shipped model; ``--weights`` sets each one's share
-(equal by default).
+Runs from the same base weights with different batches or negatives stay close enough that their average is a
+model too, which can rank better than either at no cost at query time (same architecture, same speed); here the
+shipped model and a second run averaged scored as the better of the two (training/README.md, 2026-11-29). Each
+folder is a ``train.py`` ``best/`` or a ``from_onnx.py`` read-back of a shipped model; ``--weights`` sets each
+one's share (equal by default).
 
     cd training && ../.venv-train/bin/python embedding/soup.py data/embedding/v1 data/embedding/run2/best \
         --out data/embedding/soup
