@@ -16,6 +16,7 @@ top-level line), which a blend can learn to lean on; the second rule shows how o
 
     python training/evaluate.py                                   # every validation package with features
     python training/evaluate.py --split train                     # the training packages (fitted on!)
+    python training/evaluate.py --vectors                         # and vectors alone, what the blends add to
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
 METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"},
            "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
+# ``--vectors``: the card and code cosines alone (benchmarks/quality.py's ``vectors``), what the blends add to.
+VECTORS = {"weights": {"card": 0.5, "code": 0.5}, "focus": "all", "kind_priors": False}
 # The column a recorded run (``--baseline``) replaces: the hand-set blend, for a checkout that no longer has it.
 RECORDED = "hand"
 # The second hit rule's column suffix: the gold definition itself, not a class or module whose lines hold it.
@@ -155,7 +158,10 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
     parser.add_argument("--baseline", type=Path, help="a run's --json whose 'hand' column (the hand-set blend) "
                         "replaces the live one, query by query")
+    parser.add_argument("--vectors", action="store_true", help="also rank by the two cosines alone")
     args = parser.parse_args()
+    if args.vectors:
+        METHODS["vectors"] = VECTORS
     blend = load_blend(blend_file(EMBEDDING))
     recorded = json.loads(args.baseline.read_text()) if args.baseline else {}
     records = [r for r in [*package_records(), *repository_records()]
