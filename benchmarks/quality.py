@@ -182,10 +182,10 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
         rows.append({"method": method, "n": len(metrics), **mean_of(metrics),
                      "p50_ms": round(statistics.median(times), 1),
                      "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)})
-        if method != GRAPH_METHOD:
-            rows[-1]["hand_fallback_share"] = round(handed_over[method] / len(queries), 3)
         if method == GRAPH_METHOD:
             rows[-1].update({f"llm_{name}_share": round(count / len(queries), 3) for name, count in llm_wanted.items()})
+        else:
+            rows[-1]["hand_fallback_share"] = round(handed_over[method] / len(queries), 3)
     return rows, per_query
 
 

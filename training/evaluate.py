@@ -50,10 +50,10 @@ from grepgraph.retrievers.rank.learned import blend_file, load_blend  # noqa: E4
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
-METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"},
-           "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False}}
-# ``--vectors``: the card and code cosines alone (benchmarks/quality.py's ``vectors``), what the blends add to.
-VECTORS = {"weights": {"card": 0.5, "code": 0.5}, "focus": "all", "kind_priors": False}
+from benchmarks.quality import METHODS as RULER_METHODS  # noqa: E402
+
+# BM25 and (``--vectors``) the card and code cosines alone as the dev rulers' benchmark runs them.
+METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"}, "bm25": RULER_METHODS["bm25"]}
 # The column a recorded run (``--baseline``) replaces: the hand-set blend, for a checkout that no longer has it.
 RECORDED = "hand"
 # The second hit rule's column suffix: the gold definition itself, not a class or module whose lines hold it.
@@ -161,7 +161,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--vectors", action="store_true", help="also rank by the two cosines alone")
     args = parser.parse_args()
     if args.vectors:
-        METHODS["vectors"] = VECTORS
+        METHODS["vectors"] = RULER_METHODS["vectors"]
     blend = load_blend(blend_file(EMBEDDING))
     recorded = json.loads(args.baseline.read_text()) if args.baseline else {}
     records = [r for r in [*package_records(), *repository_records()]

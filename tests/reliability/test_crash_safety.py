@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import threading
@@ -277,8 +278,8 @@ def test_kill_9_at_random_points_leaves_a_complete_index(isolated_module, tmp_pa
             number = len(trials) + 1
             versions[number] = write_version(repo, number)
             aim_early = rng.random() < PRE_COMMIT_SHARE
-            commit_s = sorted(commit_times)[len(commit_times) // 2] if commit_times else 0.3
-            late_s = min(MAX_DELAY_S, LATE_SHARE * sorted(run_times)[len(run_times) // 2]) if run_times else MAX_DELAY_S
+            commit_s = statistics.median_high(commit_times) if commit_times else 0.3
+            late_s = min(MAX_DELAY_S, LATE_SHARE * statistics.median_high(run_times)) if run_times else MAX_DELAY_S
             delay = rng.uniform(0.0, 0.9 * commit_s) if aim_early else rng.uniform(0.0, late_s)
             child = waiting
             assert child.ready.wait(60), f"the indexer did not start:\n{log.read_text()[-3000:]}"

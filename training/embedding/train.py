@@ -130,15 +130,15 @@ def epoch_batches(pairs: list[dict], epoch: int, size: int = BATCH,
     rng = random.Random(f"{SEED}-{epoch}")
     order = list(range(len(pairs)))
     rng.shuffle(order)
-    triples = []
+    rows = []
     for index in order:
         pair = pairs[index]
         view = rng.choice(("card", "code"))
         mined = pair["negative_cards"] if view == "card" else pair["negative_codes"]
         # One negative keeps the first run's draws (rng.choice); more are a sample of the mined ones.
         chosen = [rng.choice(mined)] if negatives == 1 else rng.sample(mined, min(negatives, len(mined)))
-        triples.append((pair["query"], pair[view], chosen, view))
-    return [triples[start : start + size] for start in range(0, len(triples) - size + 1, size)]
+        rows.append((pair["query"], pair[view], chosen, view))
+    return [rows[start : start + size] for start in range(0, len(rows) - size + 1, size)]
 
 
 def contrastive_loss(encoder: Encoder, batch: list) -> torch.Tensor:
