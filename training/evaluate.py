@@ -71,9 +71,10 @@ def package_scores(record: dict) -> dict[str, list]:
     # The queries the features were made of (commit queries carry the head's gold lines), else the same sample.
     queries = json.loads(str(features["queries_json"])) if "queries_json" in features else \
         sampled_queries(record["name"])
-    pasted = FEATURES / f"{record['name']}.pasted.npz"  # its stack traces and code blocks (features.py --pasted)
-    if pasted.exists():
-        queries += json.loads(str(np.load(pasted)["queries_json"]))
+    # Its made-up stack traces and code blocks (features.py --pasted), its failing tests' tracebacks (--failing).
+    for extra in ("pasted", "failing"):
+        if (path := FEATURES / f"{record['name']}.{extra}.npz").exists():
+            queries += json.loads(str(np.load(path)["queries_json"]))
     index = CodeIndex(folder, INDEXES / corpus)
     searcher = Searcher(index)
     scores: dict[str, list] = defaultdict(list)
@@ -185,12 +186,14 @@ def main() -> None:  # noqa: D103
         say("MRR@10 counting the gold definition itself only (a class or module whose lines hold it is no hit)")
         for line in table(breakdown(per_package, methods, f"_{DEFINITION}"), rng):
             say(line)
-    commits = {name: scores for name, (_, scores) in per_package.items() if "commit_message" in scores["kind"]}
-    if commits:
-        say("commit-message queries: function Acc@10 and file Acc@5 (mean of repositories, 95% intervals)")
+    for kind, label in (("commit_message", "commit-message"), ("failing_test", "failing-test")):
+        found = {name: scores for name, (_, scores) in per_package.items() if kind in scores["kind"]}
+        if not found:
+            continue
+        say(f"{label} queries: function Acc@10 and file Acc@5 (mean of repositories, 95% intervals)")
         for measure in ("function10", "file5"):
-            groups = {method: [np.array(scores[f"{method}_{measure}"])[np.array(scores["kind"]) == "commit_message"]
-                               for scores in commits.values()] for method in methods}
+            groups = {method: [np.array(scores[f"{method}_{measure}"])[np.array(scores["kind"]) == kind]
+                               for scores in found.values()] for method in methods}
             say(f"  {measure:<11} " + "  ".join(f"{method} {cell(groups[method], rng)}" for method in methods))
     timings = {method: np.median([ms for _, scores in per_package.values() for ms in scores[f"{method}_ms"]])
                for method in methods}

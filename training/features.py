@@ -15,6 +15,7 @@ also searched with today's hand-set blend and with BM25 alone, and the rank of t
     python training/features.py                        # the planned packages, skipping those already done
     python training/features.py --only attrs,chi       # these packages (again)
     python training/features.py --commits              # commit-message queries, one index per repository
+    python training/features.py --commits --failing    # the failing-test queries of mine_failures.py
     GREPGRAPH_EMBEDDING_MODEL=code-minilm python training/features.py   # another model's indexes and features
 
 Commit-message queries are searched in their repository at its pinned head (one index per repository, not one
@@ -69,6 +70,7 @@ MAX_NAME_DEFINITIONS = 3
 PLAN = {"train": 7, "validation": 2}
 MAX_FILES = 300  # larger corpora wait for a longer session
 COMMITS_PER_REPOSITORY = 30
+COMMIT_KINDS = ("commit_message", "failing_test")
 # Source files at the head: the larger histories wait for a longer session (validation ones may be larger, so
 # every language keeps a held-out history).
 COMMIT_MAX_FILES = {"train": 250, "validation": 400}
@@ -297,11 +299,18 @@ def head_golds(connection: sqlite3.Connection, golds: list[dict]) -> list[dict]:
     return kept
 
 
-def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
-    """Index one repository at its pinned head and gather its commit queries whose golds the head still has."""
+def extract_commits(record: dict, failing: bool = False) -> dict[str, np.ndarray] | None:
+    """Index one repository at its pinned head and gather its commit queries whose golds the head still has.
+
+    ``failing``: the repository's failing-test queries (``mine_failures.py``), every one, instead of a sample of
+    its commit messages.
+    """
     from materialise import materialise
     from mining.common import EXTENSIONS
 
+    source = QUERIES / f"{record['name']}{'.failing' if failing else ''}.jsonl"
+    if not source.exists():
+        return None
     try:
         corpus = materialise(record["repo"], record["commit"])
     except subprocess.CalledProcessError as error:  # the mirror lacks the pinned commit: fetch it again
@@ -314,14 +323,15 @@ def extract_commits(record: dict) -> dict[str, np.ndarray] | None:
     index = indexed(corpus)
     queries = []
     with closing(sqlite3.connect(index.db_path)) as connection:
-        for line in (QUERIES / f"{record['name']}.jsonl").read_text().splitlines():
+        for line in source.read_text().splitlines():
             query = json.loads(line)
-            golds = head_golds(connection, query["gold"]) if query["kind"] == "commit_message" else []
+            golds = head_golds(connection, query["gold"]) if query["kind"] in COMMIT_KINDS else []
             if golds:
                 queries.append({**query, "gold": golds})
     random.Random(f"{SEED}-{record['name']}-commits").shuffle(queries)
-    say(f"  {record['name']}: {len(queries)} commit queries whose golds the head still has")
-    return gather(record, corpus, index, queries[:COMMITS_PER_REPOSITORY])
+    kind = "failing-test" if failing else "commit"
+    say(f"  {record['name']}: {len(queries)} {kind} queries whose golds the head still has")
+    return gather(record, corpus, index, queries if failing else queries[:COMMITS_PER_REPOSITORY])
 
 
 def to_make(record: dict, target: Path, args: argparse.Namespace) -> bool:
@@ -335,6 +345,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--only", help="comma-separated package names (done again if done)")
     parser.add_argument("--plan", action="store_true", help="print the planned packages and stop")
     parser.add_argument("--commits", action="store_true", help="the repositories' commit queries instead")
+    parser.add_argument("--failing", action="store_true",
+                        help="with --commits: the failing-test queries (mine_failures.py), into <name>.failing.npz")
     parser.add_argument("--again", action="store_true", help="make the features files that exist again too")
     parser.add_argument("--pasted", action="store_true",
                         help="stack traces and code blocks made from the mined queries, into <package>.pasted.npz")
@@ -355,12 +367,13 @@ def main() -> None:  # noqa: D103
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in repository_records():
-            if not to_make(record, FEATURES / f"{record['name']}.npz", args):
+            target = FEATURES / f"{record['name']}{'.failing' if args.failing else ''}.npz"
+            if not to_make(record, target, args):
                 continue
             say(f"{record['name']:<24} {record['language']:<11} {record['split']}")
-            arrays = extract_commits(record)
+            arrays = extract_commits(record, failing=args.failing)
             if arrays is not None:
-                np.savez_compressed(FEATURES / f"{record['name']}.npz", **arrays)
+                np.savez_compressed(target, **arrays)
         return
     records = package_records()
     if args.only:

@@ -1,5 +1,6 @@
 """The training miners' pure rules: licences, doc sentences, error messages, definitions, commit messages."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +11,15 @@ from mining.commits import changed_lines, changed_old_lines, changes_code, clean
 from mining.definitions import definitions, innermost  # noqa: E402
 from mining.doc_text import drop_leading_name, first_sentence, usable  # noqa: E402
 from mining.error_sites import error_sites  # noqa: E402
+from mining.failing_tests import (  # noqa: E402
+    CHECKOUT,
+    changed_test_names,
+    changed_tests,
+    failed_nodes,
+    failing_test,
+    native_traceback,
+    section_of,
+)
 from mining.package_queries import Candidate, SourceFile, blank  # noqa: E402
 
 
@@ -144,3 +154,63 @@ def test_a_mined_code_line_becomes_the_block_around_it_when_the_definition_is_lo
     assert len(lines) == BLOCK_LINES and lines[-1] == body[-1].strip() and body[37].strip() in lines
     short = {**gold, "end_line": 4, "line": 3}
     assert code_block_query({**query, "gold": [short]}, str(tmp_path)) is None
+
+
+def _commit(repo: Path, message: str) -> str:
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message],
+                   check=True)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_a_fix_whose_own_test_fails_before_it_gives_that_tests_traceback(tmp_path):
+    """The fix's test runs on the parent's code: it fails there, passes at the fix, and its trace is kept clean."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "src" / "pkg" / "__init__.py").write_text("")
+    (repo / "src" / "pkg" / "sizes.py").write_text(
+        "def parse_size(text):\n    number, unit = text.split()\n    return int(number) * {'kb': 1024}[unit]\n")
+    (repo / "tests" / "test_other.py").write_text("def test_nothing():\n    assert True\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    parent = _commit(repo, "first")
+    (repo / "src" / "pkg" / "sizes.py").write_text(
+        "def parse_size(text):\n    number, unit = text.split()\n    return int(number) * {'kb': 1024}[unit.lower()]\n")
+    (repo / "tests" / "test_sizes.py").write_text(
+        "from pkg.sizes import parse_size\n\n\ndef test_upper_case_units():\n    assert parse_size('2 KB') == 2048\n")
+    fix = _commit(repo, "Fix parse_size for upper-case units")
+
+    assert changed_tests(repo / ".git", parent, fix) == ["tests/test_sizes.py"]
+    assert changed_test_names(repo / ".git", parent, fix, ["tests/test_sizes.py"]) == ["test_upper_case_units"]
+    found = failing_test(repo / ".git", parent, fix, Path(sys.executable))
+    assert found is not None
+    assert found.node == "tests/test_sizes.py::test_upper_case_units"
+    lines = found.traceback.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[-1] == "KeyError: 'KB'"
+    assert f'File "{CHECKOUT}/src/pkg/sizes.py", line 3, in parse_size' in found.traceback
+    assert "pluggy" not in found.traceback and "_pytest" not in found.traceback  # the runner's frames are gone
+
+
+def test_the_failure_section_ends_before_the_warnings_and_the_summary():
+    """The output is cut to the failing test's traceback: no runner frames, no warnings, no summary."""
+    output = (
+        "F.\n=== FAILURES ===\n____ TestSizes.test_units[kb] ____\nTraceback (most recent call last):\n"
+        '  File "/tmp/x/tests/test_sizes.py", line 5, in test_units\n    parse_size("2 KB")\n'
+        '  File "/usr/lib/python3/site-packages/_pytest/python.py", line 187, in pytest_pyfunc_call\n'
+        "    result = testfunction(**testargs)\n"
+        '  File "/tmp/x/src/pkg/sizes.py", line 3, in parse_size\n    return table[unit]\nKeyError: \'KB\'\n'
+        "src/pkg/sizes.py:1\n  DeprecationWarning: old\n"
+        "=== short test summary info ===\nFAILED tests/test_sizes.py::TestSizes::test_units[kb] - KeyError: 'KB'\n"
+    )
+    assert failed_nodes(output) == ["tests/test_sizes.py::TestSizes::test_units[kb]"]
+    section = section_of(output, "tests/test_sizes.py::TestSizes::test_units[kb]")
+    assert native_traceback(section, Path("/tmp/x")).splitlines() == [
+        "Traceback (most recent call last):",
+        f'  File "{CHECKOUT}/tests/test_sizes.py", line 5, in test_units',
+        '    parse_size("2 KB")',
+        f'  File "{CHECKOUT}/src/pkg/sizes.py", line 3, in parse_size',
+        "    return table[unit]",
+        "KeyError: 'KB'",
+    ]

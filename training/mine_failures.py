@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Issue-report queries with real tracebacks: each Python bug fix's own test, run before the fix.
+
+For every commit query of a Python repository (``data/queries/by_package/<name>.jsonl``, from
+``mine_queries.py``), :mod:`mining.failing_tests` runs the fix's test files on the parent commit's tree; a test
+that fails there and passes at the fix gives a ``failing_test`` query: the commit message, then the traceback
+(the gold stays the definitions the fix changed). Output: ``data/queries/by_package/<name>.failing.jsonl``, read
+by ``features.py --commits --failing``. The tests run in their own virtual environment, made once:
+
+    python3 -m venv training/data/test-venv
+    training/data/test-venv/bin/pip install -r training/mining/test-requirements.txt
+    python training/mine_failures.py                          # every Python repository not done yet (~40 min)
+    python training/mine_failures.py --only attrs-git --again  # one repository again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mining.common import DATA, MANIFEST_FILE, QUERIES, read_json, say  # noqa: E402
+from mining.failing_tests import failing_test  # noqa: E402
+from mining.registries import ensure_repository  # noqa: E402
+
+TEST_PYTHON = DATA / "test-venv" / "bin" / "python"
+
+
+def mine(record: dict, python: Path) -> list[dict]:
+    """The failing-test queries of one repository's commit queries."""
+    lines = [json.loads(line) for line in (QUERIES / "by_package" / f"{record['name']}.jsonl").read_text().splitlines()]
+    git_dir = ensure_repository(record["repo"])
+    found = []
+    for query in lines:
+        if query["kind"] != "commit_message":
+            continue
+        failing = failing_test(git_dir, query["corpus"]["commit"], query["fix_commit"], python)
+        if failing is None:
+            continue
+        found.append({**query, "id": query["id"].replace("commit_message", "failing_test"), "kind": "failing_test",
+                      "query": f"{query['query']}\n\n{failing.traceback}", "test": failing.node})
+    return found
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="comma-separated repository names")
+    parser.add_argument("--again", action="store_true", help="mine the repositories already done too")
+    parser.add_argument("--python", type=Path, default=TEST_PYTHON, help="the interpreter the tests run with")
+    args = parser.parse_args()
+    records = [record for record in read_json(MANIFEST_FILE)["repositories"] if record["language"] == "python"
+               and (QUERIES / "by_package" / f"{record['name']}.jsonl").exists()]
+    if args.only:
+        records = [record for record in records if record["name"] in args.only.split(",")]
+    for record in records:
+        target = QUERIES / "by_package" / f"{record['name']}.failing.jsonl"
+        if target.exists() and not args.again:
+            continue
+        started = time.perf_counter()
+        found = mine(record, args.python)
+        target.write_text("".join(json.dumps(line) + "\n" for line in found))
+        say(f"{record['name']:<20} {record['split']:<10} {len(found)} failing tests "
+            f"({time.perf_counter() - started:.0f}s)")
+
+
+if __name__ == "__main__":
+    main()
