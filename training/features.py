@@ -331,7 +331,7 @@ def extract_commits(record: dict, failing: bool = False) -> dict[str, np.ndarray
     random.Random(f"{SEED}-{record['name']}-commits").shuffle(queries)
     kind = "failing-test" if failing else "commit"
     say(f"  {record['name']}: {len(queries)} {kind} queries whose golds the head still has")
-    return gather(record, corpus, index, queries if failing else queries[:COMMITS_PER_REPOSITORY])
+    return gather(record, corpus, index, queries if failing else queries[:COMMITS_PER_REPOSITORY]) if queries else None
 
 
 def to_make(record: dict, target: Path, args: argparse.Namespace) -> bool:

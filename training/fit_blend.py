@@ -438,9 +438,12 @@ def manifest_digest() -> str:
 
 def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
                 command: str, counts: dict[str, int], unsupported: set[str], labels: str,
-                container_credit: float = 0.0) -> None:
-    """The weights file: both models with their feature names, and what produced them."""
-    features = supported(FEATURE_SETS[chosen["features"]], unsupported)
+                container_credit: float = 0.0, ignored: frozenset[str] = frozenset()) -> None:
+    """The weights file: both models with their feature names, and what produced them.
+
+    ``ignored`` columns are out of the features but, unlike ``unsupported`` ones, send no query to the hand-set blend.
+    """
+    features = supported(FEATURE_SETS[chosen["features"]], unsupported | ignored)
     data = {
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}"
                    + ("-definitions" if labels == "label" else "")  # apart from the fits on the rulers' rule
@@ -456,6 +459,7 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                      "labels": labels, "container_credit": container_credit,
                      "queries_with_column": counts},
         "unsupported": sorted(unsupported),
+        "ignored": sorted(ignored),
         "models": {
             "full": {"features": list(features), "weights": [round(float(w), 6) for w in full]},
             "lexical": {"features": list(without_dense(features)), "weights": [round(float(w), 6) for w in lexical]},
@@ -479,6 +483,8 @@ def main() -> None:  # noqa: D103
                         "as much in the loss as the package's other queries (e.g. docstring=2)")
     parser.add_argument("--leave-out", help="comma-separated columns to leave to the hand-set blend, however many "
                         "training queries set them (e.g. evidence only made-up queries teach)")
+    parser.add_argument("--ignore", help="comma-separated columns the model does without: no weight, and a query "
+                        "showing them is ranked by the learned blend all the same (unlike --leave-out)")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
                         help="what counts as a right answer: the definition itself (label, the default) or also a "
                              "class or module whose lines hold it, as the rulers count (see load_packages)")
@@ -508,13 +514,16 @@ def main() -> None:  # noqa: D103
     if args.leave_out:
         unsupported |= set(args.leave_out.split(","))
         say(f"left out as asked (hand-set blend there): {args.leave_out}")
+    ignored = frozenset(args.ignore.split(",")) if args.ignore else frozenset()
+    if ignored:
+        say(f"ignored as asked (no weight, the learned blend ranks all the same): {args.ignore}")
     if args.no_cv:
         if len(configs) != 1:
             parser.error("--no-cv fits one configuration: give one feature set, loss and penalty")
         set_name, loss, penalty = configs[0]
         chosen = {"features": set_name, "loss": loss, "penalty": penalty, "MRR@10": float("nan")}
     else:
-        rows = cross_validate(packages, configs, unsupported)
+        rows = cross_validate(packages, configs, unsupported | ignored)
         say(f"  hand-set blend (today)     MRR@10 {baseline_row(packages, 'hand_rank'):.4f}")
         say(f"  BM25                       MRR@10 {baseline_row(packages, 'bm25_rank'):.4f}")
         chosen = max(rows, key=lambda row: row["MRR@10"])
@@ -524,12 +533,12 @@ def main() -> None:  # noqa: D103
             say(line)
     if args.cv:
         return
-    features = supported(FEATURE_SETS[chosen["features"]], unsupported)
+    features = supported(FEATURE_SETS[chosen["features"]], unsupported | ignored)
     full = fit(packages, features, chosen["loss"], chosen["penalty"])
     lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
     command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
     write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported, args.labels,
-                args.container_credit)
+                args.container_credit, ignored)
     say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
     for name, weight in zip(features, full):
         say(f"  {name:<34} {weight:+.3f}")

@@ -3,14 +3,17 @@
 
 For every commit query of a Python repository (``data/queries/by_package/<name>.jsonl``, from
 ``mine_queries.py``), :mod:`mining.failing_tests` runs the fix's test files on the parent commit's tree; a test
-that fails there and passes at the fix gives a ``failing_test`` query: the commit message, then the traceback
-(the gold stays the definitions the fix changed). Output: ``data/queries/by_package/<name>.failing.jsonl``, read
-by ``features.py --commits --failing``. The tests run in their own virtual environment, made once:
+that fails there and passes at the fix gives a ``failing_test`` query written as an issue report is: a title (the
+commit's subject line), the code that fails (the test's source) and the traceback; the gold stays the definitions
+the fix changed. The commit's body is left out: it explains the fix, which a report written before it cannot.
+Output: ``data/queries/by_package/<name>.failing.jsonl``, read by ``features.py --commits --failing``. The tests
+run in their own virtual environment, made once:
 
     python3 -m venv training/data/test-venv
     training/data/test-venv/bin/pip install -r training/mining/test-requirements.txt
-    python training/mine_failures.py                          # every Python repository not done yet (~40 min)
+    python training/mine_failures.py                          # every Python repository not done yet (~30 min)
     python training/mine_failures.py --only attrs-git --again  # one repository again
+    python training/mine_failures.py --requery                # the queries' text again, the tests not run again
 """
 
 from __future__ import annotations
@@ -23,11 +26,37 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from grepgraph.retrievers.parse.chunking import parse_file  # noqa: E402
+from mining.commits import git  # noqa: E402
 from mining.common import DATA, MANIFEST_FILE, QUERIES, read_json, say  # noqa: E402
 from mining.failing_tests import failing_test  # noqa: E402
 from mining.registries import ensure_repository  # noqa: E402
 
 TEST_PYTHON = DATA / "test-venv" / "bin" / "python"
+# The failing test's lines shown at most (a report's snippet is short).
+MAX_TEST_LINES = 30
+
+
+def test_source(git_dir: Path, commit: str, node: str) -> str:
+    """The failing test's source at the fix commit (``path::Class::test[params]``), cut to its first lines."""
+    path, *names = node.split("::")
+    symbol = ".".join([*names[:-1], names[-1].split("[", 1)[0]])
+    source = git(git_dir, "show", f"{commit}:{path}")
+    for chunk in parse_file(path, source, "python").chunks:
+        if chunk.symbol == symbol:
+            return "\n".join(source.splitlines()[chunk.start_line - 1:chunk.end_line][:MAX_TEST_LINES])
+    return ""
+
+
+def issue_text(message: str, source: str, traceback: str) -> str:
+    """A report of the failure: the commit's subject as its title, the failing code, the traceback."""
+    return "\n\n".join(part for part in (message.split("\n", 1)[0], source, traceback) if part)
+
+
+def requery(record: dict, git_dir: Path) -> dict:
+    """A failing-test query with its text made again from its commit message, test and traceback."""
+    return {**record, "query": issue_text(record["message"], test_source(git_dir, record["fix_commit"],
+                                                                          record["test"]), record["traceback"])}
 
 
 def mine(record: dict, python: Path) -> list[dict]:
@@ -41,8 +70,9 @@ def mine(record: dict, python: Path) -> list[dict]:
         failing = failing_test(git_dir, query["corpus"]["commit"], query["fix_commit"], python)
         if failing is None:
             continue
-        found.append({**query, "id": query["id"].replace("commit_message", "failing_test"), "kind": "failing_test",
-                      "query": f"{query['query']}\n\n{failing.traceback}", "test": failing.node})
+        found.append(requery({**query, "id": query["id"].replace("commit_message", "failing_test"),
+                              "kind": "failing_test", "message": query["query"], "test": failing.node,
+                              "traceback": failing.traceback}, git_dir))
     return found
 
 
@@ -50,6 +80,8 @@ def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help="comma-separated repository names")
     parser.add_argument("--again", action="store_true", help="mine the repositories already done too")
+    parser.add_argument("--requery", action="store_true",
+                        help="write the mined queries' text again from their fields (no test is run)")
     parser.add_argument("--python", type=Path, default=TEST_PYTHON, help="the interpreter the tests run with")
     args = parser.parse_args()
     records = [record for record in read_json(MANIFEST_FILE)["repositories"] if record["language"] == "python"
@@ -58,6 +90,12 @@ def main() -> None:  # noqa: D103
         records = [record for record in records if record["name"] in args.only.split(",")]
     for record in records:
         target = QUERIES / "by_package" / f"{record['name']}.failing.jsonl"
+        if args.requery:
+            if target.exists():
+                git_dir = ensure_repository(record["repo"])
+                lines = [requery(json.loads(line), git_dir) for line in target.read_text().splitlines()]
+                target.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            continue
         if target.exists() and not args.again:
             continue
         started = time.perf_counter()

@@ -84,8 +84,8 @@ STALE_VECTORS = ("the vector store was older than the index (vectors stored by a
 # nobody tuned on it ranks better in every language (BENCHMARKS.md).
 BLENDS = ("learned", "hand")
 DEFAULT_BLEND = "learned"
-# What a search's signal says when the learned blend was asked for and the hand-set one ranked (a file named,
-# a command line shown; or weights or another fusion given by the caller).
+# What a search's signal says when the learned blend was asked for and the hand-set one ranked (a command line
+# shown, or a file named where the weights leave mentions to it; or weights or another fusion given by the caller).
 HAND_FOR_UNTRAINED = "hand (evidence the learned blend was not trained on)"
 
 

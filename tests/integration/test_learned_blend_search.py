@@ -83,6 +83,14 @@ def test_a_query_showing_unsupported_evidence_is_ranked_by_the_hand_set_blend(se
     assert plain_signal.ranking == "learned"
 
 
+def test_a_named_file_is_ranked_by_the_learned_blend_when_the_weights_leave_no_column_to_the_hand_set_one(
+        searcher, monkeypatch, tmp_path):
+    use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]})  # mentions ignored, not unsupported
+    learned, signal = searcher.search("where does util.py keep a value between bounds", 5, blend="learned")
+    assert signal.ranking == "learned"
+    assert learned[0].symbol != "clamp"  # the inverted weights, not the hand-set blend's mention bonus
+
+
 @pytest.mark.parametrize(("unsupported", "query"), [
     (["invoked"], "running `tool clamp --max 3` gives a value out of bounds"),
     (["kind_callable"], "keep a value between bounds"),

@@ -1,13 +1,15 @@
-"""The listwise loss with graded targets: an answer counts fully, a container around it by its credit."""
+"""The listwise loss with graded targets, kind weights, and what a weights file says about the columns left out."""
 
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
+from grepgraph.retrievers.rank.learned import read_blend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fit_blend import Package, Stacked, listwise_loss, stack  # noqa: E402
+from fit_blend import Package, Stacked, listwise_loss, stack, write_blend  # noqa: E402
 
 
 def stacked(labels: list[float]) -> Stacked:
@@ -52,3 +54,21 @@ def test_kind_weights_scale_a_query_within_its_package_and_packages_stay_equal()
     plain = package_of(["docstring", "code_line"])
     data = stack([weighted, plain], ("card",))
     assert np.allclose(data.weight, [0.375, 0.125, 0.25, 0.25])
+
+
+def test_an_ignored_column_has_no_weight_and_sends_no_query_to_the_hand_set_blend(tmp_path):
+    """``--ignore`` drops a column from the model only; ``--leave-out`` (unsupported) also makes the fallback."""
+    path = tmp_path / "blend.json"
+    chosen = {"features": "base", "loss": "listwise", "penalty": 1e-4, "MRR@10": float("nan")}
+    # The base set without the ignored and the unsupported columns.
+    kept = ["card", "code", "bm25", "name", "symbol", "symbol_exact", "calls", "message", "exact", "exact_verbatim",
+            "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text", "member_card", "member_code",
+            "member_bm25", "member_name", "exception_type", "subclass", "lines", "file_words"]
+    write_blend(path, [package_of(["docstring"])], chosen, np.ones(len(kept)), np.ones(len(kept) - 4), "test", {},
+                {"invoked"}, "label", ignored=frozenset({"mention", "mention_frame"}))
+    data = json.loads(path.read_text())
+    assert data["unsupported"] == ["invoked"] and data["ignored"] == ["mention", "mention_frame"]
+    assert data["models"]["full"]["features"] == kept
+    blend = read_blend(path)
+    assert blend.unsupported == {"invoked"}
+    assert blend.covers({"mention": np.ones(3), "invoked": np.zeros(3)})
