@@ -11,15 +11,13 @@ gigabytes); this unpacks one with ``git archive`` into ``data/commits/<owner>+<n
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from mining.commits import unpack_tree  # noqa: E402
 from mining.common import DATA, QUERIES, say  # noqa: E402
 from mining.registries import ensure_repository  # noqa: E402
 
@@ -29,11 +27,7 @@ def materialise(repo: str, commit: str, out: Path | None = None) -> Path:
     out = out or DATA / "commits" / f"{repo.replace('/', '+')}-{commit[:12]}"
     if out.exists():
         return out
-    archive = subprocess.run(["git", "-C", str(ensure_repository(repo)), "archive", "--format=tar", commit],
-                             capture_output=True, check=True).stdout
-    out.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as handle:
-        handle.extractall(out, filter="data")
+    unpack_tree(ensure_repository(repo), commit, out)
     return out
 
 

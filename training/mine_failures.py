@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grepgraph.retrievers.parse.chunking import parse_file  # noqa: E402
 from mining.commits import git  # noqa: E402
-from mining.common import DATA, MANIFEST_FILE, QUERIES, read_json, say  # noqa: E402
+from mining.common import DATA, MANIFEST_FILE, QUERIES, read_json, say, write_jsonl  # noqa: E402
 from mining.failing_tests import failing_test  # noqa: E402
 from mining.registries import ensure_repository  # noqa: E402
 
@@ -94,13 +94,13 @@ def main() -> None:  # noqa: D103
             if target.exists():
                 git_dir = ensure_repository(record["repo"])
                 lines = [requery(json.loads(line), git_dir) for line in target.read_text().splitlines()]
-                target.write_text("".join(json.dumps(line) + "\n" for line in lines))
+                write_jsonl(target, lines)
             continue
         if target.exists() and not args.again:
             continue
         started = time.perf_counter()
         found = mine(record, args.python)
-        target.write_text("".join(json.dumps(line) + "\n" for line in found))
+        write_jsonl(target, found)
         say(f"{record['name']:<20} {record['split']:<10} {len(found)} failing tests "
             f"({time.perf_counter() - started:.0f}s)")
 

@@ -40,6 +40,7 @@ from mining.common import (  # noqa: E402
     say,
     source_dir,
     write_json,
+    write_jsonl,
 )
 from mining.package_queries import mine_package  # noqa: E402
 
@@ -118,8 +119,7 @@ def main() -> None:
         cached = by_package / f"{record['name']}.jsonl"
         if args.only is None or record["name"] in args.only or not cached.exists():
             lines, stats = mine(record, seed)
-            cached.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
-                              encoding="utf-8")
+            write_jsonl(cached, lines)
             all_stats[record["name"]] = stats
             say(f"{record['name']:28} {record['language']:10} " + " ".join(
                 f"{key}={value}" for key, value in stats.items()))

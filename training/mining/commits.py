@@ -11,9 +11,11 @@ parent commit (``git archive <parent>``), so only its id is stored.
 
 from __future__ import annotations
 
+import io
 import random
 import re
 import subprocess
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +50,15 @@ class CommitQuery:
     parent: str
     message: str
     gold: list[dict]
+
+
+def unpack_tree(git_dir: Path, commit: str, out: Path) -> None:
+    """The tree at ``commit`` into ``out`` (``git archive``; a failure raises ``CalledProcessError``)."""
+    archive = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit],
+                             capture_output=True, check=True).stdout
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as handle:
+        handle.extractall(out, filter="data")
 
 
 def git(git_dir: Path, *args: str) -> str:

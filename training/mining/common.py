@@ -115,6 +115,11 @@ def write_json(path: Path, value) -> None:
     path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def write_jsonl(path: Path, rows) -> None:
+    """One JSON object per line."""
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
+
 def package_id(entry: dict) -> str:
     """``<name>-<version>``, the folder name of a package under ``data/source`` and ``data/corpus``."""
     return f"{entry['name']}-{entry['version'].replace('/', '-')}"

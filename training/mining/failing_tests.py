@@ -2,8 +2,8 @@
 
 A mined bug fix (:mod:`mining.commits`) that also changed a Python test file is replayed as SWE-bench checks its
 tasks: the tree at the parent commit, with the fix's test files laid over it, runs those tests under pytest; a
-test that fails there and passes at the fix commit fails because of the bug. Its traceback (``--tb=native``, as a
-user pastes one) under the fix's commit message is the query, and the definitions the fix changed are its gold.
+test that fails there and passes at the fix commit fails because of the bug. Its node id and traceback
+(``--tb=native``, as a user pastes one) are what this finds; ``mine_failures.py`` writes the query around them.
 Unlike a made-up stack trace (:mod:`mining.stack_traces`), nothing places the answer in a frame: the frames are
 wherever the failure surfaced (often only the test, for a wrong value).
 
@@ -13,16 +13,14 @@ collected there is skipped, as is one whose failing test fails at the fix commit
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import subprocess
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .commits import changed_lines, definitions_at, git
+from .commits import changed_lines, definitions_at, git, unpack_tree
 from .common import is_test_path
 
 # Each pytest run is cut off after this long (a fix's test files, not the suite).
@@ -45,14 +43,6 @@ class FailingTest:
 
     node: str
     traceback: str
-
-
-def unpack(git_dir: Path, commit: str, out: Path) -> None:
-    """The tree at ``commit`` into ``out``."""
-    archive = subprocess.run(["git", "-C", str(git_dir), "archive", "--format=tar", commit],
-                             capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as handle:
-        handle.extractall(out, filter="data")
 
 
 def changed_tests(git_dir: Path, parent: str, commit: str) -> list[str]:
@@ -140,7 +130,7 @@ def failing_test(git_dir: Path, parent: str, commit: str, python: Path) -> Faili
         return None
     with tempfile.TemporaryDirectory(prefix="failing-") as scratch:
         before, after = Path(scratch, "before"), Path(scratch, "after")
-        unpack(git_dir, parent, before)
+        unpack_tree(git_dir, parent, before)
         for name in tests:  # the fix's tests over the code before it
             target = before / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +144,7 @@ def failing_test(git_dir: Path, parent: str, commit: str, python: Path) -> Faili
                 if not trace:
                     continue
                 if not after.exists():
-                    unpack(git_dir, commit, after)
+                    unpack_tree(git_dir, commit, after)
                 fixed = run_pytest(python, after, [node])
                 if failed_nodes(fixed) or " passed" not in fixed:
                     continue  # not the bug's: it fails with the fix too (or cannot run)
