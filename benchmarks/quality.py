@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grepgraph.retrievers.rank.search import HAND_FOR_UNTRAINED, Searcher
+from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
 from benchmarks.tables import print_table  # noqa: E402
@@ -37,8 +37,6 @@ DEFAULT_RULERS = ROOT.parent / "shared" / "bench"
 # name -> keyword arguments of Searcher.search (no LLM anywhere)
 METHODS = {
     "grepgraph": {},
-    "learned-blend": {"blend": "learned"},
-    "hand-blend": {"blend": "hand"},
     "bm25": {"weights": {"bm25": 1.0}, "focus": "all", "kind_priors": False},
     "vectors": {"weights": {"card": 0.5, "code": 0.5}, "focus": "all", "kind_priors": False},
     "rrf": {"fusion": "rrf", "weights": {"card": 1.0, "code": 1.0, "bm25": 1.0, "symbol": 1.0, "mention": 1.0,
@@ -79,13 +77,13 @@ def open_index(corpus: Path, cache: Path, progress: bool, embed: bool = True) ->
     return Searcher(index)
 
 
-def run_method(searcher: Searcher, query: str, options: dict, limit: int) -> tuple[list[dict], float, bool]:
-    """Results for one query, the milliseconds it took, and whether the learned blend left it to the hand-set one."""
+def run_method(searcher: Searcher, query: str, options: dict, limit: int) -> tuple[list[dict], float]:
+    """Results for one query and the milliseconds it took."""
     started = time.perf_counter()
-    hits, signal = searcher.search(query, limit, **options)
+    hits, _ = searcher.search(query, limit, **options)
     elapsed = (time.perf_counter() - started) * 1000
     return ([{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol} for h in hits],
-            elapsed, signal.ranking == HAND_FOR_UNTRAINED)
+            elapsed)
 
 
 def load_module(path: Path, name: str) -> types.ModuleType:
@@ -150,7 +148,6 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
     latencies: dict[str, list[float]] = {m: [] for m in methods}
     searchers: dict[str, Searcher] = {}
     llm_wanted = {"rewrite": 0, "rerank": 0, "either": 0}
-    handed_over = dict.fromkeys(methods, 0)  # queries the learned blend left to the hand-set one (evidence untrained)
     # One corpus at a time, its searcher closed before the next opens: 28 open indexes don't fit in memory.
     for query in sorted(queries, key=ruler.corpus):
         corpus = corpora / ruler.corpus(query)
@@ -169,8 +166,7 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
                     llm_wanted[name] += wanted[name]
                 llm_wanted["either"] += wanted["rewrite"] or wanted["rerank"]
             else:
-                found, elapsed, handed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
-                handed_over[method] += handed
+                found, elapsed = run_method(searchers[corpus.name], query["query"], METHODS[method], limit)
             results[method].append({"id": query["id"], "results": found})
             per_query[method][query["id"]] = {"group": ruler.group(query), **ruler.score_query(query, found)}
             latencies[method].append(elapsed)
@@ -184,8 +180,6 @@ def evaluate(ruler: Ruler, queries: list[dict], corpora: Path, methods: list[str
                      "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)})
         if method == GRAPH_METHOD:
             rows[-1].update({f"llm_{name}_share": round(count / len(queries), 3) for name, count in llm_wanted.items()})
-        else:
-            rows[-1]["hand_fallback_share"] = round(handed_over[method] / len(queries), 3)
     return rows, per_query
 
 

@@ -15,9 +15,9 @@ Steps, all on a *copy* of the corpus (the original is only read):
 3. re-index after appending a new function to one file (target <= 2 s), then search for it;
 4. query latency over a fixed list of realistic queries (questions, code names, issue
    texts with tracebacks): 5 warm-up queries, then every query 3 times. ``Searcher.search``
-   with default settings and with each ranking (``blend="hand"``, ``blend="learned"``, and the hand-set one
-   embedding the query in turn as searches did before; in turn on each query, the order turning every
-   round), its dense part alone; then, in a loop of their own, ``Searcher.lexical_scores`` on the
+   with default settings (the query embedded beside the lexical stage) and with the query embedded in turn first,
+   as searches did before 2026-11-26 (in turn on each query, the order turning every round); its dense part
+   alone; then, in a loop of their own, ``Searcher.lexical_scores`` on the
    same tokens for both BM25 engines (``bm25s`` in the main index, ``rank_bm25`` in a
    second, lexical-only index of the same copy), so the engines compare like for like.
 
@@ -50,21 +50,21 @@ sys.path.insert(0, str(ROOT))
 
 from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
-from grepgraph.retrievers.rank.search import DEFAULT_BLEND, Searcher
+from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
 TARGET_NO_CHANGE_S = 5.0
 TARGET_ONE_FILE_S = 2.0
 WARMUP_QUERIES = 5
 RUNS_PER_QUERY = 3
-# Every query is timed with both rankings, and with the hand-set one embedding the query in turn instead of
-# beside the lexical stage (how every search ran before 2026-11-26); the default is also `Searcher.search`'s row.
-SETUPS = (("hand", False), ("hand", True), ("learned", True))
+# Every query is timed embedding the query beside the lexical stage (the default, `Searcher.search`'s row) and in
+# turn before it (how every search ran before 2026-11-26).
+SETUPS = (True, False)
 
 
-def setup_name(blend: str, overlap: bool) -> str:
+def setup_name(overlap: bool) -> str:
     """A timed set-up's key in the report."""
-    return f"search_{blend}" + ("" if overlap else "_inline")
+    return "search" if overlap else "search_inline"
 
 COPY_IGNORED = ("site-packages", "__pycache__", "*.pyc")
 # The file the one-file-changed step appends to, when the corpus has it (else the first non-test .py).
@@ -445,13 +445,12 @@ def time_ms(function, *args, **kwargs) -> tuple[float, object]:
 def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]]) -> dict:
     """Warm up, then time every query ``RUNS_PER_QUERY`` times in each configuration."""
     for _, query in queries[:WARMUP_QUERIES]:
-        for blend, _overlap in SETUPS:
-            main.search(query, 10, blend=blend)
+        main.search(query, 10)
         tokens = tokenize_query(query)
         main.lexical_scores(tokens)
         rank.lexical_scores(tokens)
-    samples: dict[str, list[float]] = {"search": [], "dense": [], "bm25s": [], "rank_bm25": [],
-                                       **{setup_name(*setup): [] for setup in SETUPS}}
+    samples: dict[str, list[float]] = {"dense": [], "bm25s": [], "rank_bm25": [],
+                                       **{setup_name(overlap): [] for overlap in SETUPS}}
     by_kind: dict[str, list[float]] = {kind: [] for kind in QUERY_KINDS}
     per_query: dict[str, list[float]] = {query: [] for _, query in queries}
     overlaps = []
@@ -461,13 +460,12 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
         # (the first to run after the previous query pays for what that one left cold).
         turned = SETUPS[round_number % len(SETUPS):] + SETUPS[:round_number % len(SETUPS)]
         for kind, query in queries:
-            for blend, overlap in turned:
+            for overlap in turned:
                 main.embeds_alongside = overlap
-                elapsed, _ = time_ms(main.search, query, 10, blend=blend)
+                elapsed, _ = time_ms(main.search, query, 10)
                 main.embeds_alongside = True
-                samples[setup_name(blend, overlap)].append(elapsed)
-                if blend == DEFAULT_BLEND and overlap:
-                    samples["search"].append(elapsed)
+                samples[setup_name(overlap)].append(elapsed)
+                if overlap:
                     by_kind[kind].append(elapsed)
                     per_query[query].append(elapsed)
             samples["dense"].append(time_ms(main.dense_scores, query[:2000])[0])
@@ -492,10 +490,8 @@ def measure_search(main: Searcher, rank: Searcher, queries: list[tuple[str, str]
         "search_by_kind": {kind: latency_stats(values) for kind, values in by_kind.items() if values},
         "rank_bm25_over_bm25s": {q: round(stats["rank_bm25"][q] / max(stats["bm25s"][q], 1e-9), 1)
                                  for q in ("p50_ms", "p95_ms")},
-        "learned_over_hand": {q: round(stats["search_learned"][q] / max(stats["search_hand"][q], 1e-9), 2)
-                              for q in ("p50_ms", "p95_ms")},
-        "default_over_before": {q: round(stats["search"][q] / max(stats["search_hand_inline"][q], 1e-9), 2)
-                                for q in ("p50_ms", "p95_ms")},
+        "alongside_over_inline": {q: round(stats["search"][q] / max(stats["search_inline"][q], 1e-9), 2)
+                                  for q in ("p50_ms", "p95_ms")},
         "bm25_top10_overlap": round(statistics.fmean(overlaps), 3),
         "slowest_search_queries": [{"query": q.splitlines()[0][:80], "p50_ms": round(statistics.median(v), 1)}
                                    for q, v in slowest],
@@ -576,11 +572,10 @@ def print_tables(report: dict) -> None:
     print()
     print("| what is timed | n | p50 ms | p95 ms | mean ms | max ms |")
     print("|---|---|---|---|---|---|")
-    rows = [(f"`Searcher.search` (default, {DEFAULT_BLEND} blend: BM25 + vectors + symbols + mentions)",
-             search["search"])]
+    rows = [("`Searcher.search` (default, learned blend: BM25 + vectors + symbols + mentions)", search["search"])]
     rows += [(f"  … {kind} queries", stats) for kind, stats in search["search_by_kind"].items()]
-    rows += [(f"`Searcher.search`, blend={blend!r}" + ("" if overlap else ", query embedded in turn (as before)"),
-              search[setup_name(blend, overlap)]) for blend, overlap in SETUPS if setup_name(blend, overlap) in search]
+    if "search_inline" in search:
+        rows.append(("`Searcher.search`, query embedded in turn (as before)", search["search_inline"]))
     rows += [("`dense_scores` alone (query embedding + Chroma, embedded views)", search["dense"]),
              ("`lexical_scores`, bm25s", search["bm25s"]),
              ("`lexical_scores`, rank_bm25 (same tokens)", search["rank_bm25"])]
@@ -589,12 +584,9 @@ def print_tables(report: dict) -> None:
               f"| {stats['max_ms']} |")
     ratio = search["rank_bm25_over_bm25s"]
     print(f"| rank_bm25 / bm25s | | {ratio['p50_ms']}× | {ratio['p95_ms']}× | | |")
-    if "learned_over_hand" in search:
-        ratio = search["learned_over_hand"]
-        print(f"| learned / hand blend | | {ratio['p50_ms']}× | {ratio['p95_ms']}× | | |")
-        ratio = search["default_over_before"]
-        print(f"| default / hand blend with the query embedded in turn | | {ratio['p50_ms']}× | {ratio['p95_ms']}× "
-              "| | |")
+    if "alongside_over_inline" in search:
+        ratio = search["alongside_over_inline"]
+        print(f"| default / query embedded in turn | | {ratio['p50_ms']}× | {ratio['p95_ms']}× | | |")
     print()
     print(f"BM25 engines' top-10 overlap (same tokens): {search['bm25_top10_overlap']:.0%}. Slowest searches: "
           + "; ".join(f"{q['query']!r} {q['p50_ms']} ms" for q in search["slowest_search_queries"]) + ".")

@@ -25,7 +25,6 @@ from grepgraph.retrievers.core.settings import (
 from grepgraph.retrievers.core.settings import setting as _setting
 from grepgraph.retrievers.rank.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
 from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION
-from grepgraph.retrievers.rank.search import BLENDS, DEFAULT_BLEND
 
 
 @dataclass(kw_only=True)
@@ -89,13 +88,9 @@ class Context:
         0.7, "How much of the fused order the top ranks keep after reranking (0: LLM order only, 1: ignore the LLM)."
     )
     max_sub_queries: int = _setting(4, "Most sub-queries a multi-part question is split into.")
-    ranking: str = _setting(
-        DEFAULT_BLEND, "How candidates are ranked: learned (weights fitted on queries mined from many packages, "
-                       "retrievers/rank/learned_blend*.json) or hand (the hand-set weights, kind priors and type "
-                       "lifts).", BLENDS)
     focus_demotion: float = _setting(
         FOCUS_DEMOTION, "Score factor for results outside the focus (tests under implementation, and docs once more; "
-                        "the rest under tests) in the hand-set ranking and grep; the learned ranking weighs the "
+                        "the rest under tests) in grep; the learned ranking weighs the "
                         "focus with its own fitted factor.")
     original_query_weight: float = _setting(
         ORIGINAL_QUERY_WEIGHT, "RRF weight of the lists retrieved for the original query.")

@@ -373,7 +373,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     hits, signal = searcher.search(task["query"], task["depth"], keywords=task["keywords"],
                                    dense_text=task["dense_text"] or None, focus=task["focus"], scope=scope_of(task),
                                    generation=task.get("index_generation"), focus_demotion=context.focus_demotion,
-                                   depth=task["depth"], deadline=Deadline(task.get("deadline")), blend=context.ranking)
+                                   depth=task["depth"], deadline=Deadline(task.get("deadline")))
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
              "exact": h.components.get("exact", 0.0), "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]

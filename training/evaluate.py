@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The learned blend against today's hand-set blend and BM25 on the validation packages, with intervals.
+"""The learned blend against the hand-set blend it replaced and BM25 on the validation packages, with intervals.
 
 Each validation package's sampled queries and each validation history's commit queries (the ones
 ``features.py`` took; none was seen by the fit) are searched live through :meth:`Searcher.search` on their
 index (``data/indexes/``, built by ``features.py``): ``learned`` (the weights in
-``retrievers/rank/learned_blend.json``), ``hand`` (the hand-set blend, today's default) and ``bm25`` (BM25 alone,
-no focus, no kind priors: the benchmarks' baseline). ``--baseline`` takes the ``hand`` column from an earlier
-run's ``--json`` instead (the same queries, checked), for a checkout without the hand-set blend. MRR@10 is
+``retrievers/rank/learned_blend.json``) and ``bm25`` (BM25 alone, no focus, no kind priors: the benchmarks'
+baseline), beside the ``hand`` column of a run recorded while the hand-set blend still ranked
+(``training/baselines/hand-<model>.json``, made at 0d44e74 with ``--json``; the same queries, checked query by
+query). MRR@10 is
 scored with the rulers' hit rule and printed per package, per language, per query kind and overall (the mean of
 the package means), each with a 95% bootstrap interval (queries resampled within each package), with the paired
 difference learned - hand; commit queries also get the issue ruler's function Acc@10 and file Acc@5. A second
@@ -53,9 +54,10 @@ from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 from benchmarks.quality import METHODS as RULER_METHODS  # noqa: E402
 
 # BM25 and (``--vectors``) the card and code cosines alone as the dev rulers' benchmark runs them.
-METHODS = {"learned": {"blend": "learned"}, "hand": {"blend": "hand"}, "bm25": RULER_METHODS["bm25"]}
-# The column a recorded run (``--baseline``) replaces: the hand-set blend, for a checkout that no longer has it.
+METHODS = {"learned": {}, "bm25": RULER_METHODS["bm25"]}
+# The column a recorded run (``--baseline``) adds: the hand-set blend, which this checkout no longer has.
 RECORDED = "hand"
+BASELINE = TRAINING / "baselines" / f"hand-{EMBEDDING.replace(':', '_')}.json"
 # The second hit rule's column suffix: the gold definition itself, not a class or module whose lines hold it.
 DEFINITION = "definition"
 RESAMPLES = 2000
@@ -157,8 +159,9 @@ def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="validation")
     parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
-    parser.add_argument("--baseline", type=Path, help="a run's --json whose 'hand' column (the hand-set blend) "
-                        "replaces the live one, query by query")
+    parser.add_argument("--baseline", type=Path, default=BASELINE if BASELINE.exists() else None,
+                        help="a run's --json whose 'hand' column (the hand-set blend) is added, query by query "
+                             "(default: the recorded run of this embedding model, when there is one)")
     parser.add_argument("--vectors", action="store_true", help="also rank by the two cosines alone")
     args = parser.parse_args()
     if args.vectors:

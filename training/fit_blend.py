@@ -54,7 +54,7 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 BASE = ("card", "code", "bm25", "name", "symbol", "symbol_exact", "mention", "mention_frame", "calls", "message",
-        "invoked", "exact", "exact_verbatim", "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
+        "exact", "exact_verbatim", "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
         "member_card", "member_code", "member_bm25", "member_name", "exception_type", "subclass", "lines",
         "file_words")
 # The query's shape changes what evidence means: the hand-set blend had a weight set per query length, a
@@ -82,8 +82,8 @@ FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardi
 DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z", "card_rr", "code_rr",
                          "file_card", "owner_card"})
 PENALTIES = (1e-5, 1e-4, 1e-3)
-# A column set in fewer training queries than this has no weight worth trusting: the model leaves it out, and the
-# Searcher ranks a query showing it with the hand-set blend (``unsupported`` in the weights file).
+# A column set in fewer training queries than this has no weight worth trusting: the model leaves it out
+# (``ignored`` in the weights file), and a query showing it is ranked by what the model does weigh.
 MIN_SUPPORT_QUERIES = 20
 LOSSES = ("listwise", "pairwise")
 FOLDS = 10
@@ -102,7 +102,7 @@ class Package:
     group: np.ndarray
     query: np.ndarray
     kinds: np.ndarray
-    hand_rank: np.ndarray
+    baseline_rank: np.ndarray  # the ranking shipped when the features were made (see features.METHODS)
     bm25_rank: np.ndarray
     digest: str
     project: str  # a package and its project's git history share one: they are held out together
@@ -151,7 +151,7 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
         target = data[labels] + container_credit * containers if container_credit and labels == "label" else None
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
                                 data[labels], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
-                                data["kind"], data["hand_rank"], data["bm25_rank"],
+                                data["kind"], recorded_baseline(data), data["bm25_rank"],
                                 hashlib.sha256(path.read_bytes()).hexdigest(),
                                 projects.get(str(data["package"]), str(data["package"])), target))
     by_name: dict[str, list[Package]] = {}
@@ -173,7 +173,8 @@ def merged(parts: list[Package]) -> Package:
                    np.concatenate([part.label for part in parts]), np.concatenate([part.offset for part in parts]),
                    np.concatenate([part.group + shift for part, shift in zip(parts, groups)]),
                    np.concatenate([part.query + shift for part, shift in zip(parts, queries)]),
-                   np.concatenate([part.kinds for part in parts]), np.concatenate([part.hand_rank for part in parts]),
+                   np.concatenate([part.kinds for part in parts]),
+                   np.concatenate([part.baseline_rank for part in parts]),
                    np.concatenate([part.bm25_rank for part in parts]),
                    hashlib.sha256("".join(part.digest for part in parts).encode()).hexdigest(), first.project,
                    None if first.target is None else np.concatenate([part.aim for part in parts]))
@@ -231,9 +232,9 @@ def support(packages: list[Package]) -> dict[str, int]:
     return counts
 
 
-def supported(features: tuple[str, ...], unsupported: set[str]) -> tuple[str, ...]:
-    """The features that read no unsupported column."""
-    return tuple(feature for feature in features if not set(feature.split("*")) & unsupported)
+def supported(features: tuple[str, ...], ignored: set[str]) -> tuple[str, ...]:
+    """The features that read no ignored column."""
+    return tuple(feature for feature in features if not set(feature.split("*")) & ignored)
 
 
 def listwise_loss(weights: np.ndarray, data: Stacked, penalty: float) -> tuple[float, np.ndarray]:
@@ -384,7 +385,7 @@ def project_folds(packages: list[Package]) -> dict[str, int]:
 
 
 def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]],
-                   unsupported: set[str]) -> list[dict]:
+                   ignored: set[str]) -> list[dict]:
     """Project-grouped cross-validated MRR@10 of each (feature set, loss, penalty), macro-averaged over packages.
 
     Projects are dealt into :data:`FOLDS` folds (a project's package and git history always together); each
@@ -393,7 +394,7 @@ def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]
     rows = []
     fold_of = project_folds(packages)
     for set_name, loss, penalty in configs:
-        features = supported(FEATURE_SETS[set_name], unsupported)
+        features = supported(FEATURE_SETS[set_name], ignored)
         started = time.perf_counter()
         per_query = {}
         for fold in sorted(set(fold_of.values())):
@@ -409,16 +410,16 @@ def cross_validate(packages: list[Package], configs: list[tuple[str, str, float]
 
 
 def breakdown(packages: list[Package], chosen: dict) -> list[str]:
-    """The chosen configuration's held-out MRR@10 per language and per query kind, beside today's and BM25's."""
-    lines = [f"  {'':<22} {'n':>5} {'learned':>8} {'hand':>8} {'bm25':>8}"]
+    """The chosen configuration's held-out MRR@10 per language and per query kind, beside the shipped and BM25's."""
+    lines = [f"  {'':<22} {'n':>5} {'learned':>8} {'shipped':>8} {'bm25':>8}"]
     groups: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for package in packages:
         learned = chosen["per_query"][package.name]
-        hand, bm25 = recorded_rr(package.hand_rank), recorded_rr(package.bm25_rank)
-        groups.setdefault(f"language {package.language}", []).append((learned, hand, bm25))
+        shipped, bm25 = recorded_rr(package.baseline_rank), recorded_rr(package.bm25_rank)
+        groups.setdefault(f"language {package.language}", []).append((learned, shipped, bm25))
         for kind in sorted(set(package.kinds)):
             mask = package.kinds == kind
-            groups.setdefault(f"kind {kind}", []).append((learned[mask], hand[mask], bm25[mask]))
+            groups.setdefault(f"kind {kind}", []).append((learned[mask], shipped[mask], bm25[mask]))
     for label, parts in sorted(groups.items()):
         means = [np.mean([part[i].mean() for part in parts]) for i in range(3)]
         count = sum(len(part[0]) for part in parts)
@@ -426,8 +427,13 @@ def breakdown(packages: list[Package], chosen: dict) -> list[str]:
     return lines
 
 
+def recorded_baseline(data: np.lib.npyio.NpzFile) -> np.ndarray:
+    """The shipped ranking's first-hit ranks a features file recorded (``hand_rank`` in files made before it left)."""
+    return data["shipped_rank"] if "shipped_rank" in data.files else data["hand_rank"]
+
+
 def baseline_row(packages: list[Package], field: str) -> float:
-    """Macro MRR@10 of a recorded ranking (``hand_rank`` or ``bm25_rank``) over the packages."""
+    """Macro MRR@10 of a recorded ranking (``baseline_rank`` or ``bm25_rank``) over the packages."""
     return float(np.mean([recorded_rr(getattr(p, field)).mean() for p in packages]))
 
 
@@ -437,13 +443,13 @@ def manifest_digest() -> str:
 
 
 def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
-                command: str, counts: dict[str, int], unsupported: set[str], labels: str,
-                container_credit: float = 0.0, ignored: frozenset[str] = frozenset()) -> None:
+                command: str, counts: dict[str, int], ignored: set[str], labels: str,
+                container_credit: float = 0.0) -> None:
     """The weights file: both models with their feature names, and what produced them.
 
-    ``ignored`` columns are out of the features but, unlike ``unsupported`` ones, send no query to the hand-set blend.
+    ``ignored`` columns are out of the features: too few training queries set them, or the command left them out.
     """
-    features = supported(FEATURE_SETS[chosen["features"]], unsupported | ignored)
+    features = supported(FEATURE_SETS[chosen["features"]], ignored)
     data = {
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}"
                    + ("-definitions" if labels == "label" else "")  # apart from the fits on the rulers' rule
@@ -458,7 +464,6 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                      "cv_mrr10": None if math.isnan(chosen["MRR@10"]) else round(chosen["MRR@10"], 4),
                      "labels": labels, "container_credit": container_credit,
                      "queries_with_column": counts},
-        "unsupported": sorted(unsupported),
         "ignored": sorted(ignored),
         "models": {
             "full": {"features": list(features), "weights": [round(float(w), 6) for w in full]},
@@ -481,10 +486,8 @@ def main() -> None:  # noqa: D103
                         "added to every feature set")
     parser.add_argument("--kind-weights", help="comma-separated KIND=WEIGHT: a query of that kind weighs WEIGHT times "
                         "as much in the loss as the package's other queries (e.g. docstring=2)")
-    parser.add_argument("--leave-out", help="comma-separated columns to leave to the hand-set blend, however many "
-                        "training queries set them (e.g. evidence only made-up queries teach)")
-    parser.add_argument("--ignore", help="comma-separated columns the model does without: no weight, and a query "
-                        "showing them is ranked by the learned blend all the same (unlike --leave-out)")
+    parser.add_argument("--ignore", help="comma-separated columns the model does without, however many training "
+                        "queries set them (e.g. evidence only made-up queries teach)")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",
                         help="what counts as a right answer: the definition itself (label, the default) or also a "
                              "class or module whose lines hold it, as the rulers count (see load_packages)")
@@ -508,23 +511,20 @@ def main() -> None:  # noqa: D103
     configs = [(f, loss, float(penalty)) for f in args.features.split(",") for loss in args.losses.split(",")
                for penalty in args.penalties.split(",")]
     counts = support(packages)
-    unsupported = {name for name, count in counts.items() if count < MIN_SUPPORT_QUERIES}
-    say(f"columns set in fewer than {MIN_SUPPORT_QUERIES} training queries (left out, hand-set blend there): "
-        f"{', '.join(sorted(unsupported)) or 'none'}")
-    if args.leave_out:
-        unsupported |= set(args.leave_out.split(","))
-        say(f"left out as asked (hand-set blend there): {args.leave_out}")
-    ignored = frozenset(args.ignore.split(",")) if args.ignore else frozenset()
-    if ignored:
-        say(f"ignored as asked (no weight, the learned blend ranks all the same): {args.ignore}")
+    ignored = {name for name, count in counts.items() if count < MIN_SUPPORT_QUERIES}
+    say(f"columns set in fewer than {MIN_SUPPORT_QUERIES} training queries (left out): "
+        f"{', '.join(sorted(ignored)) or 'none'}")
+    if args.ignore:
+        ignored |= set(args.ignore.split(","))
+        say(f"left out as asked: {args.ignore}")
     if args.no_cv:
         if len(configs) != 1:
             parser.error("--no-cv fits one configuration: give one feature set, loss and penalty")
         set_name, loss, penalty = configs[0]
         chosen = {"features": set_name, "loss": loss, "penalty": penalty, "MRR@10": float("nan")}
     else:
-        rows = cross_validate(packages, configs, unsupported | ignored)
-        say(f"  hand-set blend (today)     MRR@10 {baseline_row(packages, 'hand_rank'):.4f}")
+        rows = cross_validate(packages, configs, ignored)
+        say(f"  shipped ranking (recorded) MRR@10 {baseline_row(packages, 'baseline_rank'):.4f}")
         say(f"  BM25                       MRR@10 {baseline_row(packages, 'bm25_rank'):.4f}")
         chosen = max(rows, key=lambda row: row["MRR@10"])
         say(f"held out, per language and kind (mean of package means), {chosen['features']} {chosen['loss']} "
@@ -533,12 +533,12 @@ def main() -> None:  # noqa: D103
             say(line)
     if args.cv:
         return
-    features = supported(FEATURE_SETS[chosen["features"]], unsupported | ignored)
+    features = supported(FEATURE_SETS[chosen["features"]], ignored)
     full = fit(packages, features, chosen["loss"], chosen["penalty"])
     lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
     command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
-    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, unsupported, args.labels,
-                args.container_credit, ignored)
+    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, ignored, args.labels,
+                args.container_credit)
     say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
     for name, weight in zip(features, full):
         say(f"  {name:<34} {weight:+.3f}")

@@ -50,8 +50,8 @@ AUXILIARIES = frozenset("does do did is are was were can could should would will
 # Any of these in a text makes it code-like: brackets, operators, quotes, dotted or snake/camel names.
 CODE_MARK = re.compile(r"[()\[\]{}=;:<>\"'`]|\w[._]\w|[a-z][A-Z]")
 TOLERANT_EVIDENCE = 0.9
-# A message found through its template (the values differ from the code's) weighs this much times the fit: below
-# text found as pasted, still far above every other evidence (see ``EXACT_WEIGHT`` in :mod:`.ranking`).
+# A message found through its template (the values differ from the code's) is evidence this much times the fit:
+# below text found as pasted (the learned blend also reads ``exact_verbatim``).
 TEMPLATE_EVIDENCE = 0.8
 
 

@@ -17,7 +17,8 @@ class LexicalSignal:
     ``vectors_note`` is empty unless the query wanted vectors and could not have them (a Chroma
     server down): the ranking then rests on BM25, symbols and mentions, and callers can say so.
     ``fallbacks`` names every other way the search did with less than it wanted (no vectors yet, a
-    vector store out of date), for the caller's trace. ``ranking`` says which blend ranked the hits.
+    vector store out of date), for the caller's trace. ``ranking`` says what ranked the hits: the learned blend, or
+    the caller's own weights.
     """
 
     top_score: float = 0.0
@@ -34,20 +35,18 @@ class Gathered:
     """What one query found in one snapshot before ranking: the pool and every evidence on it.
 
     ``rows`` (path, symbol, kind, lines, language of every pooled chunk) is read for the learned blend only, with
-    ``words`` (the query words a name may use); ``weights`` and
-    ``exact_weight`` are the hand-set blend's for this query.
+    ``words`` (the query words a name may use); ``weights`` are a caller's own (every evidence at 1 when the learned
+    blend ranks, as all of it is gathered then).
     """
 
     components: dict[str, dict[int, float]]
     pool: set[int]
     rows: dict[int, PoolRow]
-    pasted: dict[int, float]
     exceptions: dict[int, str]
     subclasses: set[str]
     shape: QueryShape
     words: set[str]
     weights: dict[str, float]
-    exact_weight: float
     cosines: bool
     signal: LexicalSignal
     unembedded: set[int] = field(default_factory=set)  # pooled chunks without a card vector (neutral cosine)

@@ -1,21 +1,19 @@
-"""Hits read from one snapshot's rows: ranked chunk ids hydrated, and types lifted by their members' evidence.
+"""Hits read from one snapshot's rows: the pool's rows and its methods' types, and ranked chunk ids hydrated.
 
-The SQL side of the ranking; the weights and rules it applies are named in :mod:`retrievers.rank.ranking`.
+The SQL side of the ranking; the model that scores the rows is :mod:`retrievers.rank.learned`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..core.model import TYPE_KINDS
 from ..core.sql import batched
 from .learned import PoolRow, owner_of
-from .ranking import MAX_LIFT_MEMBERS, MEMBER_EVIDENCE, Hit
-
-Hydrate = Callable[[list[tuple[int, float]]], list[Hit]]
+from .ranking import Hit
 
 
 def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], components: dict) -> list[Hit]:
@@ -45,43 +43,6 @@ def scored_hits(connection: sqlite3.Connection, ids: list[int], scores: np.ndarr
     scores = np.exp(scores - scores.max())
     order = np.argsort(-scores, kind="stable")[:cut]
     return hydrate(connection, [(ids[i], float(scores[i])) for i in order], components)
-
-
-def lift_types_by_members(connection: sqlite3.Connection, hits: list[Hit], hydrate_ids: Hydrate) -> list[Hit]:
-    """Give each type the evidence of its best-scoring member (fetching the type if it ranked lower)."""
-    best_member: dict[tuple[str, str], float] = {}
-    for hit in hits:
-        if hit.kind in ("method", "function") and "." in hit.symbol:
-            owner = (hit.path, hit.symbol.rsplit(".", 1)[0])
-            best_member[owner] = max(best_member.get(owner, 0.0), hit.score)
-    if not best_member:
-        return hits
-    present = {(hit.path, hit.symbol): hit for hit in hits}
-    missing = [owner for owner in best_member if owner not in present]
-    if missing:
-        ids_of: dict[tuple[str, str], list[int]] = {}
-        for chunk_id, row in types_named(connection, set(missing)).items():
-            ids_of.setdefault((row.path, row.symbol), []).append(chunk_id)
-        found = [chunk_id for owner in missing for chunk_id in sorted(ids_of.get(owner, ()))]
-        for fetched in hydrate_ids([(chunk_id, 0.0) for chunk_id in found]):
-            present[(fetched.path, fetched.symbol)] = fetched
-            hits.append(fetched)
-    for owner, score in best_member.items():
-        owner_hit = present.get(owner)
-        if owner_hit is None or owner_hit.kind not in TYPE_KINDS:
-            continue
-        if member_count(connection, *owner) > MAX_LIFT_MEMBERS:
-            continue
-        if MEMBER_EVIDENCE * score > owner_hit.score:
-            owner_hit.score = MEMBER_EVIDENCE * score
-            owner_hit.components["member"] = round(owner_hit.score, 4)
-    return hits
-
-
-def member_count(connection: sqlite3.Connection, path: str, symbol: str) -> int:
-    """How many definitions a type holds directly."""
-    return connection.execute(
-        "SELECT count(*) FROM chunks WHERE path = ? AND parent = ?", (path, symbol)).fetchone()[0]
 
 
 # The columns of a PoolRow, in its order, after the id.

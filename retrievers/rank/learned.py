@@ -1,14 +1,13 @@
-"""A learned blend: one linear score over a candidate's evidence, its kind and the query's shape.
+"""The ranking: one linear score over a candidate's evidence, its kind and the query's shape, learned.
 
-The hand-set blend (:mod:`retrievers.rank.ranking`) adds weighted evidence, then multiplies by kind priors and
-type lifts, each a constant someone chose. Here every candidate of the pool gets a row of named columns (the
-evidence of :class:`retrievers.rank.search.Searcher`, what kind of definition it is, its members' evidence, and
-the query's shape as 0/1 flags); a model names its features as columns or products of columns (``long*bm25``)
-and scores ``exp(weights . features)``. The focus is a column too (``out_of_focus``): a model that weighs it
-demotes tests and documentation by its own learned factor, and the focus rule's is not applied on top.
-The weights are fitted on queries mined from packages outside the rulers (``training/fit_blend.py``,
-cross-validated by project) and kept with the command and data manifest that produced them in
-``learned_blend.json`` next to this module.
+Every candidate of the pool gets a row of named columns (the evidence of :class:`retrievers.rank.search.Searcher`,
+what kind of definition it is, its members' evidence, and the query's shape as 0/1 flags); a model names its
+features as columns or products of columns (``long*bm25``) and scores ``exp(weights . features)``. The focus is a
+column too (``out_of_focus``): a model that weighs it demotes tests and documentation by its own learned factor,
+and the focus rule's is not applied on top. The weights are fitted on queries mined from packages outside the
+rulers (``training/fit_blend.py``, cross-validated by project) and kept with the command and data manifest that
+produced them in ``learned_blend.json`` next to this module; they replaced the hand-set weights, kind priors and
+type lifts that ranked before (2026-11-29).
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ BLEND_FILE = Path(__file__).with_name("learned_blend.json")
 # Cosines of another embedding model are other features: a model fitted on its own has its own file (named by
 # the setting); a model without one (MiniLM quantized, Ollama) is scored with the MiniLM fit.
 # Evidence the Searcher gathers, by component name (absent means 0).
-EVIDENCE = ("card", "code", "bm25", "name", "symbol", "mention", "calls", "message", "invoked", "exact")
+EVIDENCE = ("card", "code", "bm25", "name", "symbol", "mention", "calls", "message", "exact")
 # The evidence a type is also described by: the best value among its methods in the pool.
 MEMBER_EVIDENCE = ("card", "code", "bm25", "name")
 # The candidate's language, as a 0/1 column each (tsx counts as TypeScript): evidence weighs differently per language.
@@ -69,9 +68,10 @@ CALLABLE_KINDS = frozenset({"function", "method"})
 class QueryShape:
     """What the query's wording says, as the learned features read it (a column each, 0/1 but for the kind).
 
-    ``described`` is the hand-set blend's opinion of the kind asked for (:func:`retrievers.query.shape.described_kind`);
-    the learned columns ``described_type`` / ``described_callable`` read ``type_probability`` instead, the model of
-    :mod:`retrievers.query.described` (0 for both where it has no say: a text too long to describe one definition).
+    ``described`` is the kind asked for as the opening words say (:func:`retrievers.query.shape.described_kind`),
+    which decides ``wants_type``; the columns ``described_type`` / ``described_callable`` read ``type_probability``,
+    the model of :mod:`retrievers.query.described` (0 for both where it has no say: a text too long to describe one
+    definition).
     """
 
     long: bool
@@ -344,24 +344,15 @@ class LinearModel:
 
 @dataclass(frozen=True)
 class LearnedBlend:
-    """The models of one weights file: ``full`` (with vectors) and ``lexical`` (a search without them).
-
-    ``unsupported`` names the columns too few training queries had (a long issue report, a mentioned file, a
-    command line): a query showing one is ranked by the hand-set blend, as the weights say nothing about it.
-    """
+    """The models of one weights file: ``full`` (with vectors) and ``lexical`` (a search without them)."""
 
     version: str
     full: LinearModel
     lexical: LinearModel
-    unsupported: frozenset[str] = frozenset()
 
     def model(self, with_vectors: bool) -> LinearModel:
         """The model for a search that has cosines, or for one that has none."""
         return self.full if with_vectors else self.lexical
-
-    def covers(self, columns: dict[str, np.ndarray]) -> bool:
-        """Whether the training saw everything these candidates show (no unsupported column is set)."""
-        return not any(columns[name].any() for name in self.unsupported if name in columns)
 
 
 def read_blend(path: Path) -> LearnedBlend:
@@ -375,10 +366,9 @@ def read_blend(path: Path) -> LearnedBlend:
         if unknown or len(features) != len(entry["weights"]):
             raise ValueError(f"{path}: model {name} names unknown columns {sorted(unknown)} or miscounts its weights")
         models[name] = LinearModel(features, np.asarray(entry["weights"], dtype=np.float64))
-    unsupported = frozenset(data.get("unsupported", ()))
-    if unsupported - {*COLUMNS, *POOL_COLUMNS}:
-        raise ValueError(f"{path}: unsupported names unknown columns {sorted(unsupported - set(COLUMNS))}")
-    return LearnedBlend(str(data["version"]), models["full"], models["lexical"], unsupported)
+    if data.get("unsupported"):
+        raise ValueError(f"{path}: leaves columns {data['unsupported']} to a ranking that no longer exists; refit it")
+    return LearnedBlend(str(data["version"]), models["full"], models["lexical"])
 
 
 def fitted_blend_path(embedding_model: str) -> Path:
@@ -397,8 +387,6 @@ def blend_file(embedding_model: str = "minilm") -> Path:
 
 
 @lru_cache(maxsize=4)
-def load_blend(path: Path = BLEND_FILE) -> LearnedBlend | None:
-    """A shipped weights file, read once (``None`` when there is none: the hand-set blend ranks)."""
-    if not path.exists():
-        return None
+def load_blend(path: Path = BLEND_FILE) -> LearnedBlend:
+    """A shipped weights file, read once."""
     return read_blend(path)

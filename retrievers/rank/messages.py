@@ -1,4 +1,4 @@
-"""Pasted terminal text finds the code behind it: output its format string, a command line its declaration.
+"""Pasted terminal output finds the code behind it: the definition whose format string printed it.
 
 A report pastes what a program printed (``Queue, paused at 'night'``, ``ValueError: unknown mode 'rb+'``);
 the code holds a template with placeholders where the values were (``"{}, paused at {!r}"``,
@@ -7,23 +7,19 @@ the values do, inside a string literal. Only output is read: lines in a report's
 not code, and error lines anywhere; the runs found inside a literal point at the definition holding it, and
 a line that fits the template found there in full (:mod:`retrievers.rank.templates`) is full evidence. What
 counts as a printed value is :mod:`retrievers.rank.message_values`; the lookups are :mod:`retrievers.rank.printers`.
-
-Likewise a command line a report shows (``$ tool sync --dry-run``) names a subcommand and an option that
-the code declares as whole string literals (``"sync"``, ``"--dry-run"``).
 """
 
 from __future__ import annotations
 
 import re
 
-from ..grep.patterns import compile_pattern
 from ..lexical.tokenize import EXCEPTION_WORD_PATTERN
 from ..store.textstore import TextStore
 from .exact import CODE_LINE
 from .message_values import word_runs
-from .printers import MIN_TEMPLATE_FIT, find_printers, holders, literal_lines, lookup_runs
+from .printers import MIN_TEMPLATE_FIT, find_printers, lookup_runs
 
-__all__ = ["invocation_evidence", "invoked_words", "message_fragments", "output_lines", "template_evidence"]
+__all__ = ["message_fragments", "output_lines", "template_evidence"]
 
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 # ``KeyError: ...``, ``Error: ...``, ``error: ...``, ``panic: ...``: a message, wherever the report quotes it.
@@ -66,41 +62,3 @@ def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> 
             evidence[chunk_id] = max(evidence.get(chunk_id, 0.0), fit)
     return evidence
 
-
-# ``$ tool sub --flag value``: a command line a report shows (in a block, or as a code span).
-PROMPT_LINE = re.compile(r"^\s*(?:\(\S+\)\s*)?[\w@.:~/-]*\$\s+(\S.*)$")
-CODE_SPAN = re.compile(r"`([^`\n]+)`")
-INVOKED_WORD = re.compile(r"^(?:--?[a-z][a-z0-9-]*|[a-z][a-z0-9_-]{2,})$")
-MAX_INVOKED = 6
-# Asked for by bug-report templates ("output of `tool --version`"): about the tool, not the code path that failed.
-TEMPLATE_FLAGS = frozenset({"--version", "-V", "--help", "-h"})
-
-
-def invoked_words(query: str) -> list[str]:
-    """Subcommands and options of the command lines a report shows (``$ tool sync --dry-run``, ``tool -q``)."""
-    commands, fenced = [], False
-    for line in query.splitlines():
-        if FENCE.match(line):
-            fenced = not fenced
-        elif fenced and (prompt := PROMPT_LINE.match(line)):
-            commands.append(prompt.group(1))
-    commands += [span for span in CODE_SPAN.findall(query) if span.startswith("-") or " -" in span]
-    words = []
-    for command in commands:
-        tokens = command.split()
-        rest = tokens if tokens and tokens[0].startswith("-") else tokens[1:]
-        names = (token.split("=", 1)[0] for token in rest)
-        words += [name for name in names if INVOKED_WORD.match(name) and name not in TEMPLATE_FLAGS]
-    return list(dict.fromkeys(words))[:MAX_INVOKED]
-
-
-def invocation_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
-    """Chunk ids holding a report's subcommands and options as whole string literals (``"sync"``, ``"--dry-run"``)."""
-    evidence: dict[int, float] = {}
-    for word in invoked_words(query):
-        locations = []
-        for quote in "\"'":
-            pattern = compile_pattern(f"{quote}{word}{quote}", "literal")
-            locations += literal_lines(store, pattern, paths, lambda line, column: True)
-        evidence.update(dict.fromkeys(holders(store, locations), 1.0) if locations else {})
-    return evidence

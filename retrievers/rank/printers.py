@@ -60,12 +60,6 @@ def literal_matches(store: TextStore, pattern: Pattern, paths: list[str] | None,
     return found
 
 
-def literal_lines(store: TextStore, pattern: Pattern, paths: list[str] | None,
-                  accept: Callable[[bytes, int], bool]) -> list[tuple[str, int]]:
-    """``(path, line)`` of :func:`literal_matches`."""
-    return [(path, line) for path, _, line, *_ in literal_matches(store, pattern, paths, accept)]
-
-
 def holder_of(store: TextStore, locations: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
     """The innermost definition around each location that can hold a message (see ``NO_PRINTER_KINDS``)."""
     spans = chunk_spans(store.connection, list(dict.fromkeys(path for path, _ in locations)))
@@ -75,11 +69,6 @@ def holder_of(store: TextStore, locations: list[tuple[str, int]]) -> dict[tuple[
         if span is not None and span.kind not in NO_PRINTER_KINDS:
             held[(path, line)] = span.chunk_id
     return held
-
-
-def holders(store: TextStore, locations: list[tuple[str, int]]) -> set[int]:
-    """The chunk ids of :func:`holder_of`."""
-    return set(holder_of(store, locations).values())
 
 
 def shorter_runs(run: str) -> list[str]:

@@ -1,12 +1,12 @@
 """Hybrid search over one index: BM25, two vector views, symbol names and file mentions.
 
-Within one query the lexical and dense scores are blended linearly after
-normalisation (``score = w_card*cos_card + w_code*cos_code + w_bm25*bm25/max``):
-on our benchmark this beat Reciprocal Rank Fusion of the same lists, which throws
-away how *much* better the first hit is. Symbol names and file paths the query
-mentions (``Searcher.search``, ``File "requests/sessions.py", line 12``) add bonuses.
-The weights and the kind priors are named in :mod:`retrievers.rank.ranking`; the query's tokens, paths and
-frames are read by :mod:`retrievers.query.parsing`.
+Every candidate of the pool (BM25's and the vectors' top, the symbols and files the query names, pasted code,
+printed messages, callers, exception types) gets every evidence, and the learned blend of
+:mod:`retrievers.rank.learned` scores it: one linear model over the evidence, the candidate's kind and language,
+its file's and type's evidence and the query's shape, fitted on queries mined from many packages. A caller's own
+``weights`` rank by a plain weighted blend of the normalised evidence instead (the benchmarks' BM25-only and
+vectors-only baselines). The pool's sizes are named in :mod:`retrievers.rank.ranking`; the query's tokens, paths
+and frames are read by :mod:`retrievers.query.parsing`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 from contextlib import AbstractContextManager
-from functools import partial
 
 import numpy as np
 
@@ -37,7 +36,6 @@ from ..store.textstore import TextStore
 from .evidence import (
     call_anchors,
     mention_matches,
-    mentions_indexed_file,
     name_coverage,
     resolved_callers,
     symbol_matches,
@@ -45,23 +43,19 @@ from .evidence import (
 from .exact import exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .gathered import Gathered, LexicalSignal
-from .hits import hydrate, lift_types_by_members, owner_types, pool_rows, scored_hits
-from .learned import EVIDENCE, LearnedBlend, PoolRow, QueryShape, blend_file, load_blend
-from .messages import invocation_evidence, invoked_words, template_evidence
+from .hits import hydrate, owner_types, pool_rows, scored_hits
+from .learned import EVIDENCE, PoolRow, QueryShape, blend_file, load_blend
+from .messages import template_evidence
 from .nearest import NearestVectors
 from .ranking import (
     DENSE_CANDIDATES,
-    EXACT_WEIGHT,
     FOCUS_DEMOTION,
     LEXICAL_CANDIDATES,
     LONG_QUERY_DENSE_CHARS,
-    LONG_QUERY_EXACT_WEIGHT,
     LONG_QUERY_TERM_REPEAT_CAP,
     LONG_QUERY_WORDS,
     MAX_EXCEPTION_CANDIDATES,
     Hit,
-    apply_kind_priors,
-    blend_weights,
     candidate_depth,
     collapse_duplicates,
     focus_factor,
@@ -78,15 +72,9 @@ NO_VECTORS_YET = "no vectors embedded yet: lexical evidence only"
 STALE_VECTORS = ("the vector store was older than the index (vectors stored by another process after it was "
                  "loaded): candidates outside the vector top-k got the neutral cosine until the next refresh")
 
-
-# How candidates are ranked: ``learned`` (the fitted weights of :mod:`.learned`; a query showing evidence the
-# fit never saw falls back to the hand-set blend) or ``hand``. The learned one is the default: on packages
-# nobody tuned on it ranks better in every language (BENCHMARKS.md).
-BLENDS = ("learned", "hand")
-DEFAULT_BLEND = "learned"
-# What a search's signal says when the learned blend was asked for and the hand-set one ranked (a command line
-# shown, or a file named where the weights leave mentions to it; or weights or another fusion given by the caller).
-HAND_FOR_UNTRAINED = "hand (evidence the learned blend was not trained on)"
+# What a search's signal says ranked its hits: the fitted weights, or the caller's own.
+LEARNED_RANKING = "learned"
+CALLER_WEIGHTS = "weights"
 
 
 class Searcher:
@@ -177,7 +165,7 @@ class Searcher:
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
                scope: Scope | None = None, exact: bool = True, generation: str | None = None,
                focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None,
-               deadline: Deadline = NO_DEADLINE, blend: str = DEFAULT_BLEND) -> tuple[list[Hit], LexicalSignal]:
+               deadline: Deadline = NO_DEADLINE) -> tuple[list[Hit], LexicalSignal]:
         """Rank chunks for a query.
 
         Args:
@@ -188,26 +176,25 @@ class Searcher:
             dense_text: Text to embed instead of the query (e.g. a hypothetical passage).
             focus: ``implementation`` demotes test files, ``tests`` demotes the rest, ``all`` neither.
             candidates: Size of each candidate list before blending.
-            weights: Override the blend weights (``card``, ``code``, ``bm25``, ``symbol``, ``mention``, ``name``):
-                the hand-set blend with these weights ranks.
-            fusion: ``blend`` (weighted normalised scores, the default) or ``rrf`` (rank fusion of the
-                same lists; kept to measure against).
+            weights: Rank by these weights of the evidence (``card``, ``code``, ``bm25``, ``symbol``, ``mention``,
+                ``name``, ...) instead of the learned blend: the benchmarks' single-evidence baselines.
+            fusion: How ``weights`` combine the evidence: ``blend`` (weighted normalised scores) or ``rrf``
+                (rank fusion of the same lists); kept to measure against.
             dense: Use the vectors (``False``: a lexical-only probe, ~1 ms).
-            kind_priors: Let a query worded like a type's description lift types, their members' evidence
-                and the subclasses of a base class it names (``False``: kept to measure against).
+            kind_priors: Read the exception types and the subclasses a query worded like a type's description
+                names (``False``: their columns stay 0; kept to measure against).
             scope: Only chunks of the files these path globs and languages keep (applied before every cut).
-            exact: Let text pasted from the code (the query, a quoted string, a code line) rank the
-                definition that holds it first (with the default weights).
+            exact: Find text pasted from the code (the query, a quoted string, a code line) in the
+                definitions holding it (``False``: that evidence stays 0; kept to measure against).
             generation: Search this index generation if it is still open (else the newest).
-            focus_demotion: The factor out-of-focus results take (see :func:`retrievers.rank.ranking.focus_factor`).
+            focus_demotion: The factor out-of-focus results take under a caller's ``weights`` (see
+                :func:`retrievers.rank.ranking.focus_factor`); the learned blend weighs the focus itself.
             depth: How many blended candidates are ranked before the cut (default
                 :func:`retrievers.rank.ranking.candidate_depth` of ``limit``): a caller that asks for more
                 results than it shows passes the depth of the limit it shows, so its top results are
                 this search's top results for that limit.
             deadline: When the caller stops waiting: checked between the stages (lexical, dense, evidence,
-                exact cosines, lifts), so a search nobody waits for any more stops and lets go of its snapshot.
-            blend: ``learned`` (the fitted weights of :mod:`retrievers.rank.learned`, when shipped) or ``hand``
-                (the hand-set weights, kind priors and type lifts of :mod:`retrievers.rank.ranking`).
+                exact cosines, ranking), so a search nobody waits for any more stops and lets go of its snapshot.
 
         Returns:
             The hits, best first, and the BM25 signal of the query (with the generation searched).
@@ -217,33 +204,24 @@ class Searcher:
         """
         check_query_length(query)
         query = without_environment_listing(query)
-        learned = (load_blend(blend_file(self.index.settings.embedding_model))
-                   if blend == "learned" and weights is None and fusion == "blend" else None)
+        blend = load_blend(blend_file(self.index.settings.embedding_model)) if weights is None else None
         deadline.check("the lexical stage")
         with self._snapshots.hold(generation, deadline) as snapshot:
-            if learned is not None and shows_unsupported(snapshot, query, learned):
-                learned = None  # evidence the fit never saw (a mentioned file, a command line): the hand-set blend
-            gather = partial(self._gather, snapshot, query, keywords=keywords, dense_text=dense_text,
-                             candidates=candidates, weights=weights, dense=dense, kind_priors=kind_priors,
-                             scope=scope, exact=exact, deadline=deadline)
-            found = gather(learned=learned is not None)
+            found = self._gather(snapshot, query, keywords=keywords, dense_text=dense_text, candidates=candidates,
+                                 weights=weights, dense=dense, kind_priors=kind_priors, scope=scope, exact=exact,
+                                 deadline=deadline)
             cut = depth or candidate_depth(limit)
-            hits = None
             focused = False  # whether the scores already demote what is out of focus
-            if learned is not None:
-                ids, columns = found.columns(kind_priors, focus)
-                if learned.covers(columns):
-                    deadline.check("the learned ranking")
-                    model = learned.model(found.cosines)
-                    hits = scored_hits(snapshot.connection, ids, model.score(columns), found.components, cut)
-                    focused = model.weighs_focus
-                else:  # an unsupported column no look at the query foretells (see shows_unsupported)
-                    found = gather(learned=False)
-            if hits is None:
-                hits = self._hand_hits(snapshot, found, fusion, cut, deadline)
-                found.signal.ranking = HAND_FOR_UNTRAINED if blend == "learned" else "hand"
+            if blend is None:
+                hits = self._weighted_hits(snapshot, found, fusion, cut)
+                found.signal.ranking = CALLER_WEIGHTS
             else:
-                found.signal.ranking = "learned"
+                ids, columns = found.columns(kind_priors, focus)
+                deadline.check("the learned ranking")
+                model = blend.model(found.cosines)
+                hits = scored_hits(snapshot.connection, ids, model.score(columns), found.components, cut)
+                focused = model.weighs_focus
+                found.signal.ranking = LEARNED_RANKING
         for hit in hits if not focused else ():
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
         return collapse_duplicates(hits)[:limit], found.signal
@@ -255,7 +233,7 @@ class Searcher:
         query = without_environment_listing(query)
         with self._snapshots.hold() as snapshot:
             found = self._gather(snapshot, query, keywords=None, dense_text=None, candidates=candidates,
-                                 weights=None, dense=dense, kind_priors=True, scope=None, exact=True, learned=True,
+                                 weights=None, dense=dense, kind_priors=True, scope=None, exact=True,
                                  deadline=NO_DEADLINE)
             ids, columns = found.columns(kind_priors=True)
             hits = hydrate(snapshot.connection, [(chunk_id, 0.0) for chunk_id in ids], found.components)
@@ -264,8 +242,9 @@ class Searcher:
 
     def _gather(self, snapshot: IndexSnapshot, query: str, *, keywords: list[str] | None, dense_text: str | None,
                 candidates: int, weights: dict[str, float] | None, dense: bool, kind_priors: bool,
-                scope: Scope | None, exact: bool, learned: bool, deadline: Deadline) -> Gathered:
-        """The candidate pool of a query and every evidence on it (the learned blend gets all of it)."""
+                scope: Scope | None, exact: bool, deadline: Deadline) -> Gathered:
+        """The candidate pool of a query and its evidence: all of it for the learned blend, else what weights use."""
+        learned = weights is None
         paths, allowed = snapshot.scope_filter(scope)
         long_query = len(query.split()) > LONG_QUERY_WORDS
         if weights is not None and not any(weights.get(view) for view in ("card", "code")):
@@ -280,9 +259,6 @@ class Searcher:
                                 if long_query else tokens)
         lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
         pasted_block = long_query and is_code_block(query)
-        exact_weight = 0.0
-        if weights is None and exact:
-            exact_weight = LONG_QUERY_EXACT_WEIGHT if long_query and not pasted_block else EXACT_WEIGHT
         deadline.check("the evidence stage")
         symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
         described = described_kind(query) if kind_priors else None
@@ -295,20 +271,17 @@ class Searcher:
         subclasses = subclasses_named_by(snapshot.connection, head if described == "type" else head[:1])
         mentions = mention_matches(snapshot, query)
         store = TextStore(snapshot.connection, snapshot.text_cache)
-        pasted = exact_chunk_evidence(store, query, paths) if exact_weight or (learned and exact) else {}
+        pasted = exact_chunk_evidence(store, query, paths) if learned and exact else {}
         if allowed is not None:
             symbols, mentions = within(symbols, allowed), within(mentions, allowed)
-        if learned:
+        if weights is None:
             weights = dict.fromkeys(EVIDENCE, 1.0)  # the model weighs every evidence: gather all of it
-        elif weights is None:
-            weights = blend_weights(query, long_query, described)
         calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
         printed = template_evidence(store, query, paths) if weights.get("message") else {}
-        invoked = invocation_evidence(store, query, paths) if weights.get("invoked") else {}
         if allowed is not None:
             calls = within(calls, allowed)
         # The pool but for the vectors' nearest; the learned path reads its rows while the query may still embed.
-        pool = set(lexical) | set(symbols) | set(pasted) | set(calls) | set(printed) | set(invoked)
+        pool = set(lexical) | set(symbols) | set(pasted) | set(calls) | set(printed)
         if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
             pool |= set(exceptions)
         words = name_evidence(query, tokens)
@@ -353,7 +326,6 @@ class Searcher:
             "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
             "calls": calls,
             "message": printed,
-            "invoked": invoked,
             **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
         }
         if not cosines:
@@ -364,8 +336,8 @@ class Searcher:
                            wants_type=described == "type" or bool(subclasses),
                            describes_exception=bool(exceptions), pasted_block=pasted_block,
                            type_probability=type_probability(query) if kind_priors and learned else None)
-        return Gathered(components, pool, rows, pasted, exceptions, subclasses, shape, set(words), weights,
-                        exact_weight, bool(cosines), signal, unembedded)
+        return Gathered(components, pool, rows, exceptions, subclasses, shape, set(words), weights, bool(cosines),
+                        signal, unembedded)
 
     @staticmethod
     def _read_rows_and_names(snapshot: IndexSnapshot, pool: set[int], rows: dict[int, PoolRow], words: list[str],
@@ -385,34 +357,17 @@ class Searcher:
         pool.update(owners)
         return name_coverage(snapshot, words, fresh.keys() | owners.keys(), rows)
 
-    def _hand_hits(self, snapshot: IndexSnapshot, found: Gathered, fusion: str, cut: int,
-                   deadline: Deadline) -> list[Hit]:
-        """The pool ranked by the hand-set blend, kind priors and type lifts of :mod:`retrievers.rank.ranking`."""
-        components, weights, pasted, exceptions = found.components, found.weights, found.pasted, found.exceptions
+    @staticmethod
+    def _weighted_hits(snapshot: IndexSnapshot, found: Gathered, fusion: str, cut: int) -> list[Hit]:
+        """The pool ranked by a caller's weights: a blend of the normalised evidence, or rank fusion of its lists."""
+        components, weights = found.components, found.weights
         if fusion == "rrf":
-            ranked_lists: list[list[int]] = [sorted(values, key=values.__getitem__, reverse=True)
-                                             for name, values in components.items()
-                                             if weights.get(name) and values]
-            list_weights = [weights[name] for name, values in components.items() if weights.get(name) and values]
-            blended = reciprocal_rank_fusion(ranked_lists, list_weights)
+            weighted = [(name, values) for name, values in components.items() if weights.get(name) and values]
+            blended = reciprocal_rank_fusion([sorted(values, key=values.__getitem__, reverse=True)
+                                              for _, values in weighted], [weights[name] for name, _ in weighted])
         else:
             blended = weighted_blend(components, weights)
-        # Demotions and the type lifts below can raise a hit from deeper down.
-        top = blended[:cut]
-        listed = {chunk_id for chunk_id, _ in top}
-        top += [(chunk_id, 0.0) for chunk_id in pasted if chunk_id not in listed]
-        top += [(chunk_id, score) for chunk_id, score in blended[cut:] if chunk_id in exceptions]
-        deadline.check("the type lifts")
-        hits = hydrate(snapshot.connection, top, components)
-        wants_type = found.shape.wants_type
-        if wants_type:
-            hits = lift_types_by_members(snapshot.connection, hits,
-                                         lambda ranked: hydrate(snapshot.connection, ranked, components))
-        for hit in hits:
-            apply_kind_priors(hit, found.shape.described, wants_type, found.subclasses, exceptions)
-            # Added after the type lifts, so a class never inherits its member's pasted line.
-            hit.score += found.exact_weight * pasted.get(hit.chunk_id, 0.0)
-        return hits
+        return hydrate(snapshot.connection, blended[:cut], components)
 
     # ----------------------------------------------------------------- filters, literal and regex search
     def scope_filter(self, scope: Scope | None) -> tuple[list[str] | None, np.ndarray | None]:
@@ -471,19 +426,3 @@ def open_searcher(repo: str, index_dir: str | None = None) -> Searcher:
 
 __all__ = ["GrepAnswer", "Hit", "LexicalSignal", "PatternError", "Scope", "ScopeError", "Searcher", "open_searcher"]
 
-
-def shows_unsupported(snapshot: IndexSnapshot, query: str, blend: LearnedBlend) -> bool:
-    """Whether the query sets a column the fit had too few queries for, decided before gathering anything.
-
-    A named file of the index sets ``mention`` (a traceback's frame, ``mention_frame``), a command line
-    ``invoked``, a long pasted block ``pasted_block``: such a query is ranked by the hand-set blend without
-    gathering twice.
-    """
-    unsupported = blend.unsupported
-    long_query = len(query.split()) > LONG_QUERY_WORDS
-    return bool(
-        ("long" in unsupported and long_query)
-        or ("pasted_block" in unsupported and long_query and is_code_block(query))
-        or ("invoked" in unsupported and invoked_words(query))
-        or ({"mention", "mention_frame"} & unsupported and mentions_indexed_file(snapshot, query))
-    )

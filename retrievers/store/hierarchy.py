@@ -1,6 +1,6 @@
 """The class hierarchy of one index, read from its ``inherits`` edges: subclasses a word names, exception types.
 
-The ranking's kind priors ask these questions (:mod:`retrievers.rank.ranking`); a snapshot keeps the
+The learned blend's ``subclass`` and ``exception_type`` columns ask these questions; a snapshot keeps the
 exception types it computed (:meth:`retrievers.store.snapshot.IndexSnapshot.exception_types`).
 """
 

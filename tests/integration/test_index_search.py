@@ -207,8 +207,7 @@ def test_focus_decides_between_implementation_and_tests(built):
     assert tests[0].is_test and not implementation[0].is_test
 
 
-@pytest.mark.parametrize("blend", ["learned", "hand"])
-def test_test_chunks_are_not_asked_for_vectors_a_view_never_stores(built, monkeypatch, blend):
+def test_test_chunks_are_not_asked_for_vectors_a_view_never_stores(built, monkeypatch):
     asked: dict[str, set[str]] = {"card": set(), "code": set()}
     original = VectorStore.similarities_or_stale
 
@@ -217,7 +216,7 @@ def test_test_chunks_are_not_asked_for_vectors_a_view_never_stores(built, monkey
         return original(store, view, query_vector, keys)
 
     monkeypatch.setattr(VectorStore, "similarities_or_stale", recording)
-    hits, _ = built.searcher.search("store_parse_result", limit=20, focus="tests", blend=blend)
+    hits, _ = built.searcher.search("store_parse_result", limit=20, focus="tests")
     test_code_keys = {key for (key,) in rows(built.index, "SELECT code_key FROM chunks WHERE is_test")}
     assert not asked["code"] & test_code_keys  # auto: test chunks have a card vector, no code one
     # The test chunks still rank, with the neutral cosine a missing vector gets.
@@ -625,19 +624,14 @@ def test_a_type_description_finds_the_class_its_method_matches(tmp_path):
     index.update()
     searcher = Searcher(index)
     try:
-        def symbols(query: str, blend: str = "learned") -> list[str]:
-            hits, _ = searcher.search(query, limit=5, blend=blend)
+        def symbols(query: str) -> list[str]:
+            hits, _ = searcher.search(query, limit=5)
             return [hit.symbol for hit in hits]
 
         # Worded like a method's docstring, the method comes first ...
-        for blend in ("hand", "learned"):
-            assert symbols("Appends an entry to the file with its SHA-256 checksum", blend)[0] == \
-                "Journal.append_with_checksum"
-        # ... worded like a class's, the class and that method lead; the hand-set type lift puts the class first.
-        query = "A log that appends each entry to a file with its SHA-256 checksum"
-        described = symbols(query, "hand")
-        assert described[:2] == ["Journal", "Journal.append_with_checksum"], described
-        described = symbols(query)
+        assert symbols("Appends an entry to the file with its SHA-256 checksum")[0] == "Journal.append_with_checksum"
+        # ... worded like a class's, the class and that method lead.
+        described = symbols("A log that appends each entry to a file with its SHA-256 checksum")
         assert set(described[:2]) == {"Journal", "Journal.append_with_checksum"}, described
     finally:
         searcher.close()
@@ -688,7 +682,7 @@ class Bounds(Checker):
 CHECKER_QUERY = "Checker which passes if the text matches a regular expression"
 
 
-def checker_symbols(tmp_path: Path, blend: str) -> list[str]:
+def checker_symbols(tmp_path: Path) -> list[str]:
     """The top 5 symbols of a description that opens with a base class's name, in a file of its subclasses."""
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "checkers.py").write_text(CHECKERS)
@@ -696,24 +690,14 @@ def checker_symbols(tmp_path: Path, blend: str) -> list[str]:
     index.update()
     searcher = Searcher(index)
     try:
-        return [hit.symbol for hit in searcher.search(CHECKER_QUERY, limit=5, blend=blend)[0]]
+        return [hit.symbol for hit in searcher.search(CHECKER_QUERY, limit=5)[0]]
     finally:
         searcher.close()
 
 
-def test_opening_with_a_base_class_name_describes_a_subclass(tmp_path):
-    symbols = checker_symbols(tmp_path, "hand")
-    # The hand-set lifts put the subclass before its own methods, and before its sibling.
-    assert symbols.index("Pattern") < symbols.index("Pattern.__call__"), symbols
-    assert "Bounds" not in symbols[:symbols.index("Pattern")], symbols
-
-
-def test_the_learned_ranking_leads_with_the_subclass_method_that_does_it(tmp_path):
-    symbols = checker_symbols(tmp_path, "learned")
-    assert symbols[0] == "Pattern.__call__", symbols
-
-
-def test_the_learned_ranking_shows_the_described_subclass(tmp_path):
-    # Out of the top 5 with the weights of 2026-11-26 to 2026-11-28; second since the 2026-11-29 refit.
-    symbols = checker_symbols(tmp_path, "learned")
-    assert "Pattern" in symbols[:2], symbols
+def test_the_learned_ranking_leads_with_the_subclass_method_that_does_it_then_the_subclass(tmp_path):
+    # The subclass was out of the top 5 with the weights of 2026-11-26 to 2026-11-28; second since the refit of
+    # 2026-11-29. The sibling comes after both.
+    symbols = checker_symbols(tmp_path)
+    assert symbols[:2] == ["Pattern.__call__", "Pattern"], symbols
+    assert "Bounds" not in symbols[:2], symbols

@@ -1,5 +1,5 @@
-"""The learned blend inside a real search (MiniLM, BM25, Chroma): it ranks the pool, the focus rule still demotes,
-and a query showing evidence its training never saw is ranked by the hand-set blend."""
+"""The learned blend inside a real search (the bundled model, BM25, Chroma): it ranks every query's pool, the focus
+rule still demotes where the weights leave the focus to it, and a caller's own weights rank by a plain blend."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from grepgraph.retrievers.rank import search as search_module
 from grepgraph.retrievers.rank.learned import BLEND_FILE, read_blend
-from grepgraph.retrievers.rank.search import HAND_FOR_UNTRAINED, Searcher
+from grepgraph.retrievers.rank.search import CALLER_WEIGHTS, LEARNED_RANKING, Searcher
 from grepgraph.retrievers.store.index import CodeIndex
 
 PARSER_PY = '''\
@@ -53,67 +53,49 @@ def searcher(tmp_path_factory):
     searcher.close()
 
 
-def use_blend(monkeypatch, tmp_path, full: dict, unsupported: list[str] = ()) -> None:
+def use_blend(monkeypatch, tmp_path, full: dict) -> None:
     path = tmp_path / "blend.json"
-    path.write_text(json.dumps({"version": "test", "unsupported": list(unsupported), "models": {
+    path.write_text(json.dumps({"version": "test", "models": {
         "full": full, "lexical": {"features": ["bm25"], "weights": [1.0]}}}))
     monkeypatch.setattr(search_module, "load_blend", lambda _path: read_blend(path))
 
 
 def test_the_learned_blend_ranks_by_its_weights_and_the_focus_still_demotes_tests(searcher, monkeypatch, tmp_path):
     use_blend(monkeypatch, tmp_path, {"features": ["name", "bm25"], "weights": [4.0, 1.0]})
-    hits, _ = searcher.search("parse duration", 5, blend="learned")
+    hits, _ = searcher.search("parse duration", 5)
     assert hits[0].symbol == "parse_duration" and hits[0].score == pytest.approx(1.0)
     test_hit = next(hit for hit in hits if hit.symbol == "test_parse_duration")
-    all_hits, _ = searcher.search("parse duration", 5, blend="learned", focus="all")
+    all_hits, _ = searcher.search("parse duration", 5, focus="all")
     undemoted = next(hit for hit in all_hits if hit.symbol == "test_parse_duration")
     assert test_hit.score == pytest.approx(undemoted.score * 0.5)
 
 
-def test_a_query_showing_unsupported_evidence_is_ranked_by_the_hand_set_blend(searcher, monkeypatch, tmp_path):
-    use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]}, unsupported=["mention"])
-    query = "where does util.py keep a value between bounds"
-    learned, signal = searcher.search(query, 5, blend="learned")
-    hand, hand_signal = searcher.search(query, 5, blend="hand")
-    assert [(h.symbol, h.score) for h in learned] == [(h.symbol, h.score) for h in hand]
-    assert signal.ranking == HAND_FOR_UNTRAINED and hand_signal.ranking == "hand"  # what the trace says
-    # Without a mention, the (deliberately inverted) learned weights rank.
-    plain, plain_signal = searcher.search("keep a value between bounds", 5, blend="learned")
-    assert plain[0].symbol != "clamp"
-    assert plain_signal.ranking == "learned"
+def test_a_callers_own_weights_rank_by_a_plain_blend_of_the_evidence(searcher):
+    hits, signal = searcher.search("keep a value between bounds", 5, weights={"bm25": 1.0}, focus="all")
+    assert signal.ranking == CALLER_WEIGHTS
+    assert hits[0].symbol == "clamp" and hits[0].score == pytest.approx(1.0)  # BM25 normalised by its best
+    assert set(hits[0].components) <= {"bm25", "name", "symbol", "mention"}  # no evidence it does not weigh
 
 
-def test_a_named_file_is_ranked_by_the_learned_blend_when_the_weights_leave_no_column_to_the_hand_set_one(
-        searcher, monkeypatch, tmp_path):
-    use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]})  # mentions ignored, not unsupported
-    learned, signal = searcher.search("where does util.py keep a value between bounds", 5, blend="learned")
-    assert signal.ranking == "learned"
-    assert learned[0].symbol != "clamp"  # the inverted weights, not the hand-set blend's mention bonus
-
-
-@pytest.mark.parametrize(("unsupported", "query"), [
-    (["invoked"], "running `tool clamp --max 3` gives a value out of bounds"),
-    (["kind_callable"], "keep a value between bounds"),
-])
-def test_a_command_line_or_a_column_seen_only_after_gathering_falls_back_too(searcher, monkeypatch, tmp_path,
-                                                                                unsupported, query):
-    use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]}, unsupported=unsupported)
-    learned, signal = searcher.search(query, 5, blend="learned")
-    hand, _ = searcher.search(query, 5, blend="hand")
-    assert [(h.symbol, h.score) for h in learned] == [(h.symbol, h.score) for h in hand]
-    assert signal.ranking == HAND_FOR_UNTRAINED
+def test_every_query_is_ranked_by_the_learned_blend_a_named_file_and_a_command_line_too(searcher, monkeypatch,
+                                                                                         tmp_path):
+    use_blend(monkeypatch, tmp_path, {"features": ["bm25"], "weights": [-1.0]})
+    for query in ("where does util.py keep a value between bounds", "running `tool clamp --max 3` is out of bounds"):
+        learned, signal = searcher.search(query, 5)
+        assert signal.ranking == LEARNED_RANKING
+        assert learned[0].symbol != "clamp"  # the (deliberately inverted) weights ranked
 
 
 @pytest.mark.skipif(not BLEND_FILE.exists(), reason="no learned blend shipped")
 def test_the_shipped_blend_finds_a_described_function(searcher):
-    hits, _ = searcher.search("Write seconds as hours and minutes", 3, blend="learned")
+    hits, _ = searcher.search("Write seconds as hours and minutes", 3)
     assert hits[0].symbol == "format_duration"
 
 
 def test_a_model_with_a_learned_focus_weight_demotes_tests_by_it_alone(searcher, monkeypatch, tmp_path):
     use_blend(monkeypatch, tmp_path, {"features": ["name", "bm25", "out_of_focus"], "weights": [4.0, 1.0, -3.0]})
-    focused, _ = searcher.search("parse duration", 5, blend="learned")
-    unfocused, _ = searcher.search("parse duration", 5, blend="learned", focus="all")
+    focused, _ = searcher.search("parse duration", 5)
+    unfocused, _ = searcher.search("parse duration", 5, focus="all")
 
     def ratio(hits):
         score = {hit.symbol: hit.score for hit in hits}

@@ -34,10 +34,8 @@ SEARCHES = 100
 CLIENTS = 8
 QUERIES = ["how are call edges inserted into the graph database", "GraphStore.delete_file",
            "subclasses of BaseParser", "read the settings file and fill in defaults"]
-# The checks between a search's stages, in order (what the exception names); the last two are each ranking's own.
-STAGES = ["the lexical stage", "the evidence stage", "the dense stage", "the exact cosines", "the type lifts",
-          "the learned ranking"]
-BLEND_OF_STAGE = {"the type lifts": "hand", "the learned ranking": "learned"}
+# The checks between a search's stages, in order (what the exception names).
+STAGES = ["the lexical stage", "the evidence stage", "the dense stage", "the exact cosines", "the learned ranking"]
 
 
 @dataclass(frozen=True)
@@ -98,8 +96,7 @@ def test_searches_past_their_deadline_stop_at_that_stage_and_hold_nothing(search
     def past_deadline(number: int) -> str:
         stage = STAGES[number % len(STAGES)]
         with pytest.raises(SearchDeadlineExceeded) as stopped:
-            searcher.search(QUERIES[number % len(QUERIES)], 5, deadline=PassesBefore(stage=stage),
-                            blend=BLEND_OF_STAGE.get(stage, "learned" if number % 2 else "hand"))
+            searcher.search(QUERIES[number % len(QUERIES)], 5, deadline=PassesBefore(stage=stage))
         assert str(stopped.value).endswith(f"stopped before {stage}")
         return stage
 

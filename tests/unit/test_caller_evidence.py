@@ -51,12 +51,6 @@ def test_a_resolved_caller_of_a_traceback_frame_gets_caller_evidence(tmp_path: P
     assert calls.get("split_fields", 0.0) == 0.0  # the anchor itself is no caller of itself
 
 
-def test_short_queries_get_no_caller_evidence(tmp_path: Path):
-    with lexical_searcher(tmp_path, {"parser.py": PARSER}) as searcher:
-        hits, _ = searcher.search("why does split_fields fail on a line without a colon", limit=10, blend="hand")
-    assert hits and all(not hit.components.get("calls") for hit in hits)
-
-
 def test_anchors_are_frames_and_exact_names_only_while_few():
     frames = {1: 1.0, 2: 0.5}
     exact = {3: 1.0, 4: 0.4}

@@ -304,37 +304,31 @@ def test_finalize_keeps_the_ranked_order_and_cuts_to_the_limit():
                                {"path": "tests/test_a.py", "score": 0.9, "symbols": ["test_a"]}]
 
 
-@pytest.mark.parametrize(("query", "focus", "ranking"),
-                         [("how are call edges saved into the database?", "implementation", None),
-                          ("GraphStore.store_parse_result", "tests", None),
-                          ("store the parse result", "all", None),
-                          ("how are call edges saved into the database?", "implementation", "hand"),
-                          ("how are call edges saved into the database?", "implementation", "learned")])
-def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index, query, focus, ranking):
+@pytest.mark.parametrize(("query", "focus"),
+                         [("how are call edges saved into the database?", "implementation"),
+                          ("GraphStore.store_parse_result", "tests"),
+                          ("store the parse result", "all")])
+def test_without_the_llm_the_graph_answers_what_the_searcher_ranks(sample_index, query, focus):
     """The benchmarks' headline row measures ``Searcher.search``: one focus rule, one candidate depth, one ranking."""
-    chosen = {"blend": ranking} if ranking else {}
     searcher = Searcher(CodeIndex(sample_index["repo"], sample_index["index_dir"]))
     try:
-        hits, _ = searcher.search(query, 5, focus=focus, **chosen)
+        hits, _ = searcher.search(query, 5, focus=focus)
     finally:
         searcher.close()
     output = build_graph().invoke({"query": query, "limit": 5, "focus": focus},
-                                  context={**sample_index, "llm_enabled": False,
-                                           **({"ranking": ranking} if ranking else {})})
+                                  context={**sample_index, "llm_enabled": False})
     assert "decompose" in {entry["node"] for entry in output["trace"]}
     (retrieve,) = [entry for entry in output["trace"] if entry["node"] == "retrieve"]  # one list, no fusion
-    assert retrieve["ranking"] == (ranking or "learned")  # which blend ranked, in the trace
+    assert retrieve["ranking"] == "learned"  # what ranked, in the trace
     assert [(row["path"], row["symbol"]) for row in output["results"]] == [(hit.path, hit.symbol) for hit in hits]
     assert [row["score"] for row in output["results"]] == pytest.approx([hit.score for hit in hits], abs=1e-4)
 
 
-def test_the_focus_demotion_setting_reaches_the_searcher(sample_index):
-    query = "GraphStore.store_parse_result"
-    def scores(demotion: float) -> dict:  # the hand-set ranking's factor (the learned one weighs the focus itself)
-        output = build_graph().invoke({"query": query, "limit": 20, "focus": "tests"},
-                                      context={**sample_index, "llm_enabled": False, "focus_demotion": demotion,
-                                               "ranking": "hand"})
-        return {(row["path"], row["symbol"]): row["score"] for row in output["results"]}
+def test_the_focus_demotion_setting_reaches_grep(sample_index):
+    def scores(demotion: float) -> dict:  # grep's factor (the learned ranking weighs the focus itself)
+        output = build_graph().invoke({"query": "store_parse_result", "mode": "literal", "limit": 50, "focus": "tests"},
+                                      context={**sample_index, "llm_enabled": False, "focus_demotion": demotion})
+        return {(row["path"], row["start_line"]): row["score"] for row in output["results"]}
 
     default, halved = scores(0.5), scores(0.25)
     out_of_focus = [key for key in default if not key[0].startswith("tests/") and key in halved]

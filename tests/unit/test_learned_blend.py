@@ -93,7 +93,7 @@ def test_the_shipped_weights_file_reads_when_there_is_one():
     if not BLEND_FILE.exists():
         pytest.skip("no learned blend shipped")
     blend = load_blend()
-    assert blend is not None and len(blend.full.weights) == len(blend.full.features)
+    assert len(blend.full.weights) == len(blend.full.features)
     assert not {part for f in blend.lexical.features for part in f.split("*")} & {"card", "code"}
 
 
@@ -124,14 +124,12 @@ def test_standardised_evidence_says_how_far_a_candidate_stands_out_in_its_pool()
     assert columns["card_z"].tolist() == pytest.approx([1.0, -1.0])
 
 
-def test_a_blend_covers_candidates_unless_an_unsupported_column_is_set(tmp_path):
+def test_a_weights_file_leaving_columns_to_the_hand_set_blend_is_refused(tmp_path):
+    """Files fitted before 2026-11-29 could leave columns to the hand-set blend, which is gone: refit them."""
     path = blend_file(tmp_path, ["bm25"], [1.0])
-    data = json.loads(path.read_text())
-    path.write_text(json.dumps({**data, "unsupported": ["mention", "long"]}))
-    blend = read_blend(path)
-    quiet = {"mention": np.zeros(3), "long": np.zeros(3), "bm25": np.ones(3)}
-    assert blend.covers(quiet)
-    assert not blend.covers({**quiet, "mention": np.array([0.0, 0.5, 0.0])})
+    path.write_text(json.dumps({**json.loads(path.read_text()), "unsupported": ["mention"]}))
+    with pytest.raises(ValueError, match="refit"):
+        read_blend(path)
 
 
 @pytest.mark.parametrize(("focus", "expected"), [("implementation", [0, 1, 1, 2]), ("tests", [1, 0, 1, 0]),

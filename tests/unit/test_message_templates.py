@@ -2,9 +2,8 @@
 
 from pathlib import Path
 
-from grepgraph.retrievers.rank.messages import invoked_words, message_fragments, output_lines
+from grepgraph.retrievers.rank.messages import message_fragments, output_lines
 from grepgraph.retrievers.rank.printers import inside_literal
-from grepgraph.retrievers.rank.ranking import WEIGHTS
 
 from tests.conftest import lexical_searcher
 
@@ -105,25 +104,6 @@ def describe(shelf):
     # restock the shelf before describing it
     return "shelf of %d boxes" % len(shelf)
 '''
-
-
-def test_invoked_words_are_a_command_lines_subcommands_and_options():
-    report = ("Running it twice fails:\n```\n(venv) me@box:~/store$ shelf restock --dry-run=yes north\n"
-              "$ shelf --version\nshelf 1.0\n```\nand `shelf restock -v` too.")
-    assert invoked_words(report) == ["restock", "--dry-run", "north", "-v"]  # --version: every template asks it
-
-
-def test_a_command_line_finds_where_its_subcommand_and_option_are_declared(tmp_path: Path):
-    query = "does `shelf restock --dry-run` still write anything?"
-    with lexical_searcher(tmp_path, {"tool.py": TOOL}) as searcher:
-        hits, _ = searcher.search(query, limit=10)
-        unaided, _ = searcher.search(query, limit=10, weights={**WEIGHTS, "invoked": 0.0})
-    invoked = {hit.symbol: hit.components.get("invoked", 0.0) for hit in hits}
-    assert invoked["build_parser"] == 1.0  # declares both
-    assert not invoked.get("describe")  # the word in a comment declares nothing
-    score = {hit.symbol: hit.score for hit in hits}
-    assert score["build_parser"] > next(hit.score for hit in unaided if hit.symbol == "build_parser")
-    assert score["describe"] == next(hit.score for hit in unaided if hit.symbol == "describe")
 
 
 def test_a_pasted_error_line_with_other_values_finds_its_raise(tmp_path: Path):

@@ -2,9 +2,14 @@
 
 import pytest
 from grepgraph.retrievers.lexical.tokenize import repeated_by_frequency, tokenize_query
-from grepgraph.retrievers.query.parsing import code_tokens, mentioned_paths, name_evidence, without_environment_listing
-from grepgraph.retrievers.query.shape import described_kind
-from grepgraph.retrievers.rank.ranking import LONG_QUERY_WEIGHTS, STATEMENT_SYMBOL_WEIGHT, WEIGHTS, blend_weights
+from grepgraph.retrievers.query.parsing import (
+    code_tokens,
+    mentioned_paths,
+    name_evidence,
+    reads_as_prose,
+    without_environment_listing,
+)
+from grepgraph.retrievers.query.shape import is_question
 
 
 @pytest.mark.parametrize(("query", "tokens"), [
@@ -39,19 +44,15 @@ def test_a_descriptions_words_all_count_as_name_evidence():
     assert set(name_evidence(description, tokenize_query(description))) == {"class", "minimum", "typ", "min"}
 
 
-@pytest.mark.parametrize(("query", "symbol_weight"), [
-    ("store_parse_result", WEIGHTS["symbol"]),  # a bare name asks for itself
-    ("GraphStore.store_parse_result edges", WEIGHTS["symbol"]),  # mostly code
-    ("how does store_parse_result write the edges?", WEIGHTS["symbol"]),  # a question about a named function
-    ("Settings of openConnection for a pooled database client.", STATEMENT_SYMBOL_WEIGHT),  # names code as context
-    ("Returns the parser that GraphStore uses.", STATEMENT_SYMBOL_WEIGHT),  # a description
+@pytest.mark.parametrize(("query", "statement"), [
+    ("store_parse_result", False),  # a bare name asks for itself
+    ("GraphStore.store_parse_result edges", False),  # mostly code
+    ("how does store_parse_result write the edges?", False),  # a question about a named function
+    ("Settings of openConnection for a pooled database client.", True),  # names code as context
 ])
-def test_names_count_as_evidence_unless_a_statement_mentions_them(query, symbol_weight):
-    assert blend_weights(query, long_query=False, described=described_kind(query))["symbol"] == symbol_weight
-
-
-def test_an_issue_report_keeps_its_own_weights():
-    assert blend_weights("A crash " * 80, long_query=True, described=None) == LONG_QUERY_WEIGHTS
+def test_a_statement_is_told_from_bare_names_and_questions(query, statement):
+    # The learned blend's ``statement`` column: the names a statement spells out are context, not what it asks for.
+    assert (reads_as_prose(query) and not is_question(query)) == statement
 
 
 def test_a_pasted_environment_listing_is_dropped_and_the_report_kept():

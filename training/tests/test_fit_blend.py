@@ -44,7 +44,7 @@ def package_of(kinds: list[str], query_weight: np.ndarray | None = None) -> Pack
     columns = {"card": np.arange(rows, dtype=float), "one": np.ones(rows)}
     return Package(name="p", language="python", split="train", columns=columns,
                    label=np.array([1, 0] * len(kinds)), offset=np.zeros(rows), group=np.arange(rows),
-                   query=np.repeat(np.arange(len(kinds)), 2), kinds=np.array(kinds), hand_rank=np.zeros(len(kinds)),
+                   query=np.repeat(np.arange(len(kinds)), 2), kinds=np.array(kinds), baseline_rank=np.zeros(len(kinds)),
                    bm25_rank=np.zeros(len(kinds)), digest="", project="p", query_weight=query_weight)
 
 
@@ -56,19 +56,18 @@ def test_kind_weights_scale_a_query_within_its_package_and_packages_stay_equal()
     assert np.allclose(data.weight, [0.375, 0.125, 0.25, 0.25])
 
 
-def test_an_ignored_column_has_no_weight_and_sends_no_query_to_the_hand_set_blend(tmp_path):
-    """``--ignore`` drops a column from the model only; ``--leave-out`` (unsupported) also makes the fallback."""
+def test_ignored_columns_have_no_weight_and_the_file_says_which(tmp_path):
+    """Columns too few training queries set, and those ``--ignore`` names, are out of both models."""
     path = tmp_path / "blend.json"
     chosen = {"features": "base", "loss": "listwise", "penalty": 1e-4, "MRR@10": float("nan")}
-    # The base set without the ignored and the unsupported columns.
+    # The base set without the ignored columns.
     kept = ["card", "code", "bm25", "name", "symbol", "symbol_exact", "calls", "message", "exact", "exact_verbatim",
             "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text", "member_card", "member_code",
             "member_bm25", "member_name", "exception_type", "subclass", "lines", "file_words"]
     write_blend(path, [package_of(["docstring"])], chosen, np.ones(len(kept)), np.ones(len(kept) - 4), "test", {},
-                {"invoked"}, "label", ignored=frozenset({"mention", "mention_frame"}))
+                {"mention", "mention_frame"}, "label")
     data = json.loads(path.read_text())
-    assert data["unsupported"] == ["invoked"] and data["ignored"] == ["mention", "mention_frame"]
+    assert data["ignored"] == ["mention", "mention_frame"] and "unsupported" not in data
     assert data["models"]["full"]["features"] == kept
     blend = read_blend(path)
-    assert blend.unsupported == {"invoked"}
-    assert blend.covers({"mention": np.ones(3), "invoked": np.zeros(3)})
+    assert blend.full.features == tuple(kept)
