@@ -4,8 +4,8 @@
 The data: every mined docstring query (``data/queries/``) whose gold is a type (class, struct, interface, enum,
 trait, type alias) or a callable (function, method). Logistic regression with an L2 penalty over
 :func:`retrievers.query.described.description_features`; the penalty is chosen by cross-validation grouped by
-project on the train split, and the validation split is only reported, beside the hand-written opening rules
-(:func:`retrievers.query.shape.described_kind`).
+project on the train split, and the validation split is only reported (the hand-written opening rules it was
+measured against until 2026-11-29 are gone: training/README.md has that table).
 
     python training/fit_described_kind.py              # choose, fit on the train split, report, write
     python training/fit_described_kind.py --no-write   # report only
@@ -29,7 +29,6 @@ sys.path.insert(0, str(TRAINING))
 
 from fit_blend import MANIFEST, lbfgs, say  # noqa: E402
 from grepgraph.retrievers.query.described import WEIGHTS_FILE, description_features, probability  # noqa: E402
-from grepgraph.retrievers.query.shape import described_kind  # noqa: E402
 
 QUERIES = TRAINING / "data" / "queries"
 TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"})
@@ -117,25 +116,20 @@ def cross_validated_loss(data: list[tuple[str, str, str, bool]], penalty: float)
 
 
 def report(data: list[tuple[str, str, str, bool]], bias: float, weights: dict[str, float]) -> None:
-    """Validation: the model's accuracy and log loss, per language, beside the hand-written rules' answers."""
+    """Validation: the model's accuracy and log loss, per language, and the share of types it finds."""
     texts = [row[2] for row in data]
     is_type = np.array([row[3] for row in data])
     probability = probabilities(texts, bias, weights)
-    rule = np.array([described_kind(text) or "" for text in texts])
     prior = log_loss(np.full(len(data), is_type.mean()), is_type)
     say(f"validation: {len(data)} docstrings, {is_type.mean():.1%} of types; "
         f"log loss {log_loss(probability, is_type):.3f} (the prior alone {prior:.3f})")
-    say(f"  {'':<12} {'n':>5} {'types':>6} {'model acc':>9} {'rule says':>9} {'rule acc':>8} {'model acc there':>15}")
+    say(f"  {'':<12} {'n':>5} {'types':>6} {'model acc':>9}")
+    model_right = (probability > 0.5) == is_type
     for language in ["all", *sorted({row[1] for row in data})]:
         keep = np.array([language in ("all", row[1]) for row in data])
-        said = keep & (rule != "")
-        model_right = (probability > 0.5) == is_type
-        rule_right = (rule == "type") == is_type
-        say(f"  {language:<12} {keep.sum():>5} {is_type[keep].mean():>6.1%} {model_right[keep].mean():>9.1%} "
-            f"{said.sum() / keep.sum():>9.1%} {rule_right[said].mean():>8.1%} {model_right[said].mean():>15.1%}")
+        say(f"  {language:<12} {keep.sum():>5} {is_type[keep].mean():>6.1%} {model_right[keep].mean():>9.1%}")
     types = is_type & (probability > 0.5)
-    rule_types = is_type & (rule == "type")
-    say(f"  types found: model {types.sum() / is_type.sum():.1%}, rule {rule_types.sum() / is_type.sum():.1%}")
+    say(f"  types found: {types.sum() / is_type.sum():.1%}")
 
 
 def main() -> None:  # noqa: D103

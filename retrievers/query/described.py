@@ -57,6 +57,18 @@ def type_probability(query: str) -> float | None:
     return probability(features, *model) if features else None
 
 
+def described_kind(query: str) -> str | None:
+    """``"type"`` or ``"callable"``, whichever the model finds the likelier; ``None`` where it has no say."""
+    return kind_of(type_probability(query))
+
+
+def kind_of(type_chance: float | None) -> str | None:
+    """The likelier kind for a P(type) (``None`` stays ``None``)."""
+    if type_chance is None:
+        return None
+    return "type" if type_chance > 0.5 else "callable"
+
+
 def probability(features: list[str], bias: float, weights: dict[str, float]) -> float:
     """The logistic model's P(type) of a description's features (the fit scores its held-out queries with it)."""
     logit = bias + sum(weights.get(feature, 0.0) for feature in features)

@@ -68,8 +68,8 @@ CALLABLE_KINDS = frozenset({"function", "method"})
 class QueryShape:
     """What the query's wording says, as the learned features read it (a column each, 0/1 but for the kind).
 
-    ``described`` is the kind asked for as the opening words say (:func:`retrievers.query.shape.described_kind`),
-    which decides ``wants_type``; the columns ``described_type`` / ``described_callable`` read ``type_probability``,
+    ``described`` is the likelier kind by ``type_probability`` (:func:`retrievers.query.described.kind_of`), which
+    decides ``wants_type``; the columns ``described_type`` / ``described_callable`` read ``type_probability``,
     the model of :mod:`retrievers.query.described` (0 for both where it has no say: a text too long to describe one
     definition).
     """

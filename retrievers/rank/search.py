@@ -22,11 +22,11 @@ from ..core.errors import IndexMissing, vector_backend_errors
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
-from ..query.described import type_probability
+from ..query.described import kind_of, type_probability
 from ..query.limits import check_query_length
 from ..query.parsing import name_evidence, plain_text, reads_as_prose, without_environment_listing
 from ..query.scope import Scope, ScopeError, dense_depth, within
-from ..query.shape import described_kind, describes_exception, head_phrase, is_question
+from ..query.shape import describes_exception, head_phrase, is_question
 from ..source.languages import is_documentation
 from ..store.hierarchy import subclasses_named_by
 from ..store.index import CodeIndex
@@ -261,7 +261,8 @@ class Searcher:
         pasted_block = long_query and is_code_block(query)
         deadline.check("the evidence stage")
         symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
-        described = described_kind(query) if kind_priors else None
+        type_chance = type_probability(query) if kind_priors else None
+        described = kind_of(type_chance)
         exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
         if exceptions and allowed is not None:
             allowed_ids = set(allowed.tolist())
@@ -335,7 +336,7 @@ class Searcher:
                            question=is_question(query), described=described,
                            wants_type=described == "type" or bool(subclasses),
                            describes_exception=bool(exceptions), pasted_block=pasted_block,
-                           type_probability=type_probability(query) if kind_priors and learned else None)
+                           type_probability=type_chance)
         return Gathered(components, pool, rows, exceptions, subclasses, shape, set(words), weights, bool(cosines),
                         signal, unembedded)
 

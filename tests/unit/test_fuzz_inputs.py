@@ -56,7 +56,7 @@ def test_query_parsing_takes_any_text(text: str):
     assert isinstance(parsing.without_environment_listing(text), str)
     assert isinstance(parsing.plain_text(text), str)
     parsing.reads_as_prose(text)
-    assert shape.described_kind(text) in ("type", "callable", None)
+    assert described.described_kind(text) in ("type", "callable", None)
     probability = described.type_probability(text)
     assert probability is None or 0.0 <= probability <= 1.0
     shape.describes_exception(text)
