@@ -161,15 +161,22 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
     parser.add_argument("--baseline", type=Path, default=BASELINE if BASELINE.exists() else None,
                         help="a run's --json whose 'hand' column (the hand-set blend) is added, query by query "
-                             "(default: the recorded run of this embedding model, when there is one)")
+                             "(default: the recorded run of this embedding model, when there is one); only the "
+                             "packages it recorded are scored")
+    parser.add_argument("--no-baseline", action="store_true", help="every package with features, no recorded column")
     parser.add_argument("--vectors", action="store_true", help="also rank by the two cosines alone")
     args = parser.parse_args()
     if args.vectors:
         METHODS["vectors"] = RULER_METHODS["vectors"]
     blend = load_blend(blend_file(EMBEDDING))
-    recorded = json.loads(args.baseline.read_text()) if args.baseline else {}
+    recorded = json.loads(args.baseline.read_text()) if args.baseline and not args.no_baseline else {}
     records = [r for r in [*package_records(), *repository_records()]
                if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]
+    if recorded:  # the recorded run's packages only, so the columns compare like with like
+        unrecorded = [r["name"] for r in records if r["name"] not in recorded]
+        records = [r for r in records if r["name"] in recorded]
+        if unrecorded:
+            say(f"not in the recorded run, left out (--no-baseline scores them): {', '.join(unrecorded)}")
     say(f"learned blend {blend.version}; {len(records)} {args.split} packages")
     per_package = {}
     for record in records:

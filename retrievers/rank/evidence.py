@@ -83,12 +83,6 @@ def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
     return matches
 
 
-def mentions_indexed_file(snapshot: IndexSnapshot, query: str) -> bool:
-    """Whether the query names a file of the index (then :func:`mention_matches` has chunks)."""
-    mentions = mentioned_paths(query)
-    return bool(mentions and snapshot.path_names().files_mentioned(mentions))
-
-
 def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
     """Chunks in files the query names, with a stronger bonus for traceback frames' functions."""
     mentions = mentioned_paths(query)
