@@ -301,6 +301,11 @@ def head_golds(connection: sqlite3.Connection, golds: list[dict]) -> list[dict]:
     return kept
 
 
+def commit_table(record: dict, failing: bool) -> str:
+    """The file name (no extension) of a repository's commit queries, or of its failing-test queries."""
+    return f"{record['name']}.failing" if failing else record["name"]
+
+
 def extract_commits(record: dict, failing: bool = False) -> dict[str, np.ndarray] | None:
     """Index one repository at its pinned head and gather its commit queries whose golds the head still has.
 
@@ -310,7 +315,7 @@ def extract_commits(record: dict, failing: bool = False) -> dict[str, np.ndarray
     from materialise import materialise
     from mining.common import EXTENSIONS
 
-    source = QUERIES / f"{record['name']}{'.failing' if failing else ''}.jsonl"
+    source = QUERIES / f"{commit_table(record, failing)}.jsonl"
     if not source.exists():
         return None
     try:
@@ -369,7 +374,7 @@ def main() -> None:  # noqa: D103
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in repository_records():
-            target = FEATURES / f"{record['name']}{'.failing' if args.failing else ''}.npz"
+            target = FEATURES / f"{commit_table(record, args.failing)}.npz"
             if not to_make(record, target, args):
                 continue
             say(f"{record['name']:<24} {record['language']:<11} {record['split']}")

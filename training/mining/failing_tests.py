@@ -51,12 +51,11 @@ def changed_tests(git_dir: Path, parent: str, commit: str) -> list[str]:
     return [name for name in names if name.endswith(".py") and is_test_path(name)]
 
 
-def changed_test_names(git_dir: Path, parent: str, commit: str, names: list[str]) -> list[str]:
-    """The test functions the fix added or edited in those files (the ones that test the fix)."""
+def changed_test_names(git_dir: Path, parent: str, commit: str, sources: dict[str, str]) -> list[str]:
+    """The test functions the fix added or edited in those files (``sources``: each one's text at the fix)."""
     found = set()
-    for name in names:
+    for name, source in sources.items():
         added = changed_lines(git(git_dir, "diff", "-U0", parent, commit, "--", name))[1]
-        source = git(git_dir, "show", f"{commit}:{name}")
         found |= {gold["symbol"].rsplit(".", 1)[-1] for gold in definitions_at(name, source, sorted(added))}
     return sorted(test for test in found if test.startswith("test"))
 
@@ -131,11 +130,12 @@ def failing_test(git_dir: Path, parent: str, commit: str, python: Path) -> Faili
     with tempfile.TemporaryDirectory(prefix="failing-") as scratch:
         before, after = Path(scratch, "before"), Path(scratch, "after")
         unpack_tree(git_dir, parent, before)
-        for name in tests:  # the fix's tests over the code before it
+        sources = {name: git(git_dir, "show", f"{commit}:{name}") for name in tests}
+        for name, source in sources.items():  # the fix's tests over the code before it
             target = before / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(git(git_dir, "show", f"{commit}:{name}"))
-        names = changed_test_names(git_dir, parent, commit, tests)
+            target.write_text(source)
+        names = changed_test_names(git_dir, parent, commit, sources)
         # The tests the fix edited first (quick); failing none, every test of its files (a fixture it changed).
         for selection in (names, None) if names else (None,):
             output = run_pytest(python, before, tests, selection)

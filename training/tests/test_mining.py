@@ -182,7 +182,8 @@ def test_a_fix_whose_own_test_fails_before_it_gives_that_tests_traceback(tmp_pat
     fix = _commit(repo, "Fix parse_size for upper-case units")
 
     assert changed_tests(repo / ".git", parent, fix) == ["tests/test_sizes.py"]
-    assert changed_test_names(repo / ".git", parent, fix, ["tests/test_sizes.py"]) == ["test_upper_case_units"]
+    sources = {"tests/test_sizes.py": (repo / "tests" / "test_sizes.py").read_text()}
+    assert changed_test_names(repo / ".git", parent, fix, sources) == ["test_upper_case_units"]
     found = failing_test(repo / ".git", parent, fix, Path(sys.executable))
     assert found is not None
     assert found.node == "tests/test_sizes.py::test_upper_case_units"
