@@ -35,7 +35,7 @@ def validation_ranks(weights: Path, features: Path, labels: str) -> dict[str, tu
     model = read_blend(weights).full
     return {package.name: (package.language, package.kinds.astype(str),
                            reciprocal_ranks(package, model.features, model.weights))
-            for package in load_packages(features, labels=labels) if package.split == "validation"}
+            for package in load_packages(features, labels=labels, documented=True) if package.split == "validation"}
 
 
 def interval(differences: np.ndarray, seed: int = 0) -> tuple[float, float]:

@@ -36,6 +36,7 @@ sys.path.insert(0, str(TRAINING))
 sys.path.insert(0, str(TRAINING.parent))
 
 from features import (  # noqa: E402
+    DOCUMENTED_TABLE,
     EMBEDDING,
     FEATURES,
     INDEXES,
@@ -62,24 +63,31 @@ BASELINE = TRAINING / "baselines" / f"hand-{EMBEDDING.replace(':', '_')}.json"
 DEFINITION = "definition"
 RESAMPLES = 2000
 SEED = 0
+# A package's tables, each searched in the corpus it was made in: its mined queries, its made-up stack traces and
+# code blocks (features.py --pasted), its failing tests' tracebacks (--failing). Its docstring queries among kept
+# doc comments (--documented) have no recorded hand-set column, so they are scored apart.
+TABLES = (".npz", ".pasted.npz", ".failing.npz")
 
 
-def package_scores(record: dict) -> dict[str, list]:
-    """Per query of one package: its kind and each method's reciprocal rank."""
-    features = np.load(FEATURES / f"{record['name']}.npz")
+def package_scores(record: dict, tables: tuple[str, ...] = TABLES) -> dict[str, list]:
+    """Per query of one package's ``tables``: its kind and each method's reciprocal rank."""
+    scores: dict[str, list] = defaultdict(list)
+    for suffix in tables:
+        if (path := FEATURES / f"{record['name']}{suffix}").exists():
+            table_scores(np.load(path), record, scores)
+    return scores
+
+
+def table_scores(features: np.lib.npyio.NpzFile, record: dict, scores: dict[str, list]) -> None:
+    """Search one features table's queries live in its own corpus and index; append to ``scores``."""
     corpus = str(features["corpus"])
     folder = TRAINING / "data" / str(features["corpus_dir"]) if "corpus_dir" in features else \
         TRAINING / "data" / "corpus" / corpus
     # The queries the features were made of (commit queries carry the head's gold lines), else the same sample.
     queries = json.loads(str(features["queries_json"])) if "queries_json" in features else \
         sampled_queries(record["name"])
-    # Its made-up stack traces and code blocks (features.py --pasted), its failing tests' tracebacks (--failing).
-    for extra in ("pasted", "failing"):
-        if (path := FEATURES / f"{record['name']}.{extra}.npz").exists():
-            queries += json.loads(str(np.load(path)["queries_json"]))
-    index = CodeIndex(folder, INDEXES / corpus)
+    index = CodeIndex(folder, INDEXES / (str(features["index"]) if "index" in features else corpus))
     searcher = Searcher(index)
-    scores: dict[str, list] = defaultdict(list)
     try:
         for query in queries:
             scores["kind"].append(query["kind"])
@@ -100,7 +108,6 @@ def package_scores(record: dict) -> dict[str, list]:
                 scores[f"{method}_file5"].append(float(any(gold["path"] in files for gold in query["gold"])))
     finally:
         searcher.close()
-    return scores
 
 
 def bootstrap(groups: list[np.ndarray], rng: np.random.Generator) -> tuple[float, float, float]:
@@ -196,6 +203,14 @@ def main() -> None:  # noqa: D103
         say("MRR@10 counting the gold definition itself only (a class or module whose lines hold it is no hit)")
         for line in table(breakdown(per_package, methods, f"_{DEFINITION}"), rng):
             say(line)
+    documented = {record["name"]: (record["language"], package_scores(record, (DOCUMENTED_TABLE,)))
+                  for record in records if (FEATURES / f"{record['name']}{DOCUMENTED_TABLE}").exists()}
+    if documented:
+        say("docstring queries where every other definition keeps its doc comment (features.py --documented), "
+            "the definition itself")
+        rows = breakdown(documented, list(METHODS), f"_{DEFINITION}")
+        for line in table({label: row for label, row in rows.items() if not label.startswith("kind")}, rng):
+            say(line)
     for kind, label in (("commit_message", "commit-message"), ("failing_test", "failing-test")):
         found = {name: scores for name, (_, scores) in per_package.items() if kind in scores["kind"]}
         if not found:
@@ -210,7 +225,9 @@ def main() -> None:  # noqa: D103
     say("median milliseconds per search: " + ", ".join(f"{m} {ms:.0f}" for m, ms in timings.items()))
     if args.json:
         args.json.write_text(json.dumps({name: {"language": language, **scores}
-                                         for name, (language, scores) in per_package.items()}))
+                                         for name, (language, scores) in per_package.items()}
+                                        | {f"{name}.documented": {"language": language, **scores}
+                                           for name, (language, scores) in documented.items()}))
 
 
 if __name__ == "__main__":

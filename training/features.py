@@ -16,7 +16,14 @@ also searched with the shipped ranking and with BM25 alone, and the rank of thei
     python training/features.py --only attrs,chi       # these packages (again)
     python training/features.py --commits              # commit-message queries, one index per repository
     python training/features.py --commits --failing    # the failing-test queries of mine_failures.py
+    python training/features.py --documented           # docstring queries where every other doc comment stays
     GREPGRAPH_EMBEDDING_MODEL=code-minilm python training/features.py   # another model's indexes and features
+
+``--documented`` searches the sampled docstring queries again in a copy of the package that blanks only their own
+doc comments, as the rulers build their corpora (``data/documented/``, ``<package>.documented.npz``). In the mined
+corpus every candidate's doc comment is blanked (up to 800 a package), so there a documented distractor is rare;
+a user's repository, and the rulers', keep the other definitions' documentation, whose prose competes with the
+code for a described query.
 
 Commit-message queries are searched in their repository at its pinned head (one index per repository, not one
 per fix: a tree per commit would mean re-embedding thousands of snapshots). A gold definition is kept when the
@@ -30,6 +37,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -53,6 +61,9 @@ from grepgraph.retrievers.source.languages import is_documentation  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
 DATA = TRAINING / "data"
+DOCUMENTED = DATA / "documented"
+DOCUMENTED_KIND = "docstring_documented"  # a docstring query where every other definition keeps its doc comment
+DOCUMENTED_TABLE = ".documented.npz"
 QUERIES = DATA / "queries" / "by_package"
 # Indexes and features per embedding model (``GREPGRAPH_EMBEDDING_MODEL``, as for any index): cosines from two
 # models are different features, so a fit reads one model's tables; the default model keeps the plain names.
@@ -66,9 +77,11 @@ MANIFEST = TRAINING / "manifest.json"
 PER_KIND = {"docstring": 50, "code_line": 20, "error_message": 20, "commit_message": 20, "name": 15, "traceback": 20,
             "code_block": 10}
 MAX_NAME_DEFINITIONS = 3
-# Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s).
-PLAN = {"train": 7, "validation": 2}
-MAX_FILES = 300  # larger corpora wait for a longer session
+# Packages planned per language and split (the embedding of each corpus is the slow part: ~100 chunks/s). Every
+# validation package is taken (two a language until 2026-11-29): what a fit is judged on should be as broad as the
+# split allows, and a larger package is where a described definition has the most neighbours.
+PLAN = {"train": 7, "validation": 10}
+MAX_FILES = {"train": 300, "validation": 700}  # larger training corpora wait for a longer session
 COMMITS_PER_REPOSITORY = 30
 COMMIT_KINDS = ("commit_message", "failing_test")
 # Source files at the head: the larger histories wait for a longer session (validation ones may be larger, so
@@ -159,7 +172,7 @@ def plan(records: list[dict]) -> list[dict]:
     chosen = []
     for record in records:
         key = (record["language"], record["split"])
-        if record.get("files", 0) > MAX_FILES or counts[key] >= PLAN[record["split"]]:
+        if record.get("files", 0) > MAX_FILES[record["split"]] or counts[key] >= PLAN[record["split"]]:
             continue
         if corpus_of(record) is None:
             continue
@@ -168,9 +181,9 @@ def plan(records: list[dict]) -> list[dict]:
     return chosen
 
 
-def indexed(corpus: Path) -> CodeIndex:
-    """The corpus's index under :data:`INDEXES`, brought up to date (vectors included)."""
-    index = CodeIndex(corpus, INDEXES / corpus.name)
+def indexed(corpus: Path, prefix: str = "") -> CodeIndex:
+    """The corpus's index under :data:`INDEXES` (its name after ``prefix``), brought up to date, vectors included."""
+    index = CodeIndex(corpus, INDEXES / f"{prefix}{corpus.name}")
     started = time.perf_counter()
     summary = index.update(embed=True)
     say(f"  indexed {corpus.name}: {summary.chunks} chunks, {summary.vectors_embedded} embedded, "
@@ -183,6 +196,31 @@ def extract(record: dict) -> dict[str, np.ndarray]:
     corpus = corpus_of(record)
     index = indexed(corpus)
     return gather(record, corpus, index, sampled_queries(record["name"]) + name_queries(record, index))
+
+
+def documented_corpus(record: dict) -> tuple[Path, list[dict]]:
+    """The package copied afresh with only the sampled docstring queries' doc comments blanked; those queries.
+
+    They come back as :data:`DOCUMENTED_KIND`, so a fit and ``evaluate.py`` report them apart from the same
+    sentences searched in the mined corpus.
+
+    Blanking keeps every line where it was, so the queries' gold lines hold in this copy too; a query whose
+    comment no longer blanks cleanly on its own is left out.
+    """
+    from mining.common import package_id, source_dir
+    from mining.package_queries import docstring_candidates, read_sources, strip_files
+
+    queries = [query for query in sampled_queries(record["name"]) if query["kind"] == "docstring"]
+    copy = DOCUMENTED / package_id(record)
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(source_dir(record), copy, symlinks=True)
+    candidates, _ = docstring_candidates(read_sources(copy, record["language"]), record["language"])
+    by_target = {(c.file.rel, c.definition.symbol, c.query): c for c in candidates}
+    wanted = {(q["gold"][0]["path"], q["gold"][0]["symbol"], q["query"]): q for q in queries}
+    stripped = strip_files(copy, [by_target[key] for key in wanted if key in by_target])
+    kept = {(c.file.rel, c.definition.symbol, c.query) for c in stripped}
+    return copy, [{**query, "kind": DOCUMENTED_KIND} for key, query in wanted.items() if key in kept]
 
 
 def pasted_queries(record: dict, corpus: Path, index: CodeIndex, seed: int = SEED) -> list[dict]:
@@ -279,7 +317,8 @@ def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) ->
             "is_doc": np.array(docs, dtype=bool), "group": np.array(groups, dtype=np.int32),
             "package": np.array(record["name"]), "language": np.array(record["language"]),
             "split": np.array(record["split"]), "corpus": np.array(corpus.name),
-            "corpus_dir": np.array(str(corpus.relative_to(DATA))), "project": np.array(record.get("project", "")),
+            "corpus_dir": np.array(str(corpus.relative_to(DATA))), "index": np.array(index.index_dir.name),
+            "project": np.array(record.get("project", "")),
             "queries_json": np.array(json.dumps(queries)),
             **{key: np.array(values) for key, values in per_query.items()}}
 
@@ -357,7 +396,20 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--again", action="store_true", help="make the features files that exist again too")
     parser.add_argument("--pasted", action="store_true",
                         help="stack traces and code blocks made from the mined queries, into <package>.pasted.npz")
+    parser.add_argument("--documented", action="store_true",
+                        help="docstring queries among the other doc comments, into <package>.documented.npz")
     args = parser.parse_args()
+    if args.documented:
+        FEATURES.mkdir(parents=True, exist_ok=True)
+        for record in plan(package_records()):
+            target = FEATURES / f"{record['name']}{DOCUMENTED_TABLE}"
+            if not to_make(record, target, args):
+                continue
+            corpus, queries = documented_corpus(record)
+            say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} documented={len(queries)}")
+            if queries:
+                np.savez_compressed(target, **gather(record, corpus, indexed(corpus, "documented-"), queries))
+        return
     if args.pasted:
         FEATURES.mkdir(parents=True, exist_ok=True)
         for record in plan(package_records()):

@@ -9,7 +9,9 @@ adds what the card leaves out.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from collections import Counter
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -24,6 +26,7 @@ CODE_VIEW_MAX_LINES = 60
 # A doc comment written above a definition (``/** ... */``, ``///``, ``//``): part of the chunk's text, so it is
 # shown and literally searchable, but its words reach the indexes once, through the docstring in the card.
 _LEADING_COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*|$)")
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TYPE_ARGUMENTS_AND_PARENTHESIS = re.compile(r"\s*(?:<[^()]*>)?\s*\(")
 
 
@@ -148,12 +151,34 @@ def type_summaries(types: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def code_of(chunk: Chunk) -> str:
-    """The chunk's text without the doc comment written above it (its words are the docstring's)."""
-    if not chunk.docstring or chunk.language == "python" or chunk.part:
+    """The chunk's text without its doc comment, above it or a Python docstring (its words reach the card)."""
+    if not chunk.docstring or chunk.part:
         return chunk.text
+    if chunk.language == "python":
+        return without_docstring(chunk.text)
     lines = chunk.text.split("\n")
     first_code = next((i for i, line in enumerate(lines) if not _LEADING_COMMENT_LINE.match(line)), len(lines))
     return "\n".join(lines[first_code:])
+
+
+def without_docstring(text: str) -> str:
+    """A Python definition's or module's text without the docstring statement (unchanged where it does not parse)."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return text
+    body = tree.body
+    if body and not _is_docstring(body[0]) and isinstance(body[-1], _DEFINITIONS):
+        body = body[-1].body  # a definition (after its decorators): its own first statement
+    if not body or not _is_docstring(body[0]):
+        return text
+    lines = text.split("\n")
+    return "\n".join(lines[:body[0].lineno - 1] + lines[body[0].end_lineno or body[0].lineno:])
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
 
 
 def code_text(chunk: Chunk) -> str:

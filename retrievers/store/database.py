@@ -9,7 +9,7 @@ from ..core.index_settings import IndexSettings
 from .textstore import TEXT_SCHEMA
 from .trust import own_index_dir
 
-INDEX_FORMAT = 10  # 10: a root testing/ directory's files are tests
+INDEX_FORMAT = 11  # 11: a Python docstring reaches the indexes once, through the card (as a doc comment does)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

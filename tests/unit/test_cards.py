@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 from grepgraph.retrievers.core.model import Chunk
-from grepgraph.retrievers.parse.cards import card_text, return_type_text, returned_summary, type_summaries
+from grepgraph.retrievers.parse.cards import (
+    card_text,
+    code_text,
+    lexical_tokens,
+    return_type_text,
+    returned_summary,
+    type_summaries,
+    without_docstring,
+)
 
 
 def chunk(symbol: str, signature: str, *, kind: str = "function", docstring: str = "", parent: str = "",
@@ -52,3 +60,51 @@ def test_a_name_two_types_document_differently_is_left_out():
     summaries = type_summaries([("Node", "A node of the parse tree."), ("Node", "A node of the network."),
                                 ("Edge", "An edge."), ("Edge", "An edge.")])
     assert summaries == {"Edge": "An edge."}
+
+
+PYTHON_METHOD = '''    @cached(size=2)
+    def resolve(self, name,
+                default=None):
+        """Look the endpoint up in the routing table.
+
+        Falls back to the default route.
+        """
+        return self.table.get(name, default)
+'''
+GO_FUNCTION = '''// Resolve looks the endpoint up in the routing table.
+func Resolve(name string) Endpoint {
+	return table[name]
+}
+'''
+
+
+@pytest.mark.parametrize(("language", "text", "docstring"), [
+    ("python", PYTHON_METHOD, "Look the endpoint up in the routing table.\n\nFalls back to the default route."),
+    ("go", GO_FUNCTION, "Resolve looks the endpoint up in the routing table."),
+])
+def test_a_doc_comment_reaches_the_indexes_once_through_the_card(language, text, docstring):
+    """Written above the code or as a Python docstring, its words are the card's, not the code view's or BM25's.
+
+    A described query should meet a neighbour's documentation in one view, whichever language it is written in.
+    """
+    documented = Chunk(path="pkg/routes.py", language=language, kind="function", symbol="resolve", start_line=1,
+                       end_line=text.count("\n"), signature="resolve(name)", docstring=docstring, text=text)
+    assert "routing table" in card_text(documented)
+    assert "routing" not in code_text(documented)
+    assert "routing" not in lexical_tokens(documented)
+    assert "table" in code_text(documented)  # the code itself stays
+
+
+def test_without_docstring_keeps_decorators_signature_and_body():
+    assert without_docstring(PYTHON_METHOD) == (
+        "    @cached(size=2)\n    def resolve(self, name,\n                default=None):\n"
+        "        return self.table.get(name, default)\n")
+    assert without_docstring('"""Routes."""\nimport os\n') == "import os\n"
+    assert without_docstring("class Route:\n    'A route.'\n    name = ''\n") == "class Route:\n    name = ''\n"
+
+
+def test_without_docstring_leaves_what_does_not_parse_or_has_none():
+    window = "    def resolve(self, name):\n        \"\"\"Look the endpoint up"  # cut inside the docstring
+    assert without_docstring(window) == window
+    assert without_docstring("def f():\n    return '''not a docstring'''\n") == \
+        "def f():\n    return '''not a docstring'''\n"
