@@ -14,8 +14,11 @@ difference learned - hand; commit queries also get the issue ruler's function Ac
 table counts the gold definition itself only: the rulers' rule also takes a class or a module chunk whose lines
 hold the gold (the index reports a class's lines with its methods, a module's from its first to its last
 top-level line), which a blend can learn to lean on; the second rule shows how often the answer itself is found.
+A third table, where ``features.py --documented`` made one, has each package's docstring queries searched among
+the other definitions' kept doc comments, as the rulers build their corpora (definition rule, no hand column).
 
-    python training/evaluate.py                                   # every validation package with features
+    python training/evaluate.py                                   # the recorded packages, beside the hand column
+    python training/evaluate.py --no-baseline                     # every validation package with features
     python training/evaluate.py --split train                     # the training packages (fitted on!)
     python training/evaluate.py --vectors                         # and vectors alone, what the blends add to
 """
