@@ -131,8 +131,9 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
     """Every features file, with the focus offsets of the default focus (``implementation``).
 
     ``documented``: also the tables of docstring queries searched among kept doc comments (``features.py
-    --documented``), which judge a fit: fitted on as well, they moved validation docstrings by +0.008 and
-    commit and error messages by -0.006 to -0.008 (2026-11-29, 11 packages), so the fit leaves them out.
+    --documented``), which judge a fit: fitted on as well, they traded validation docstrings (+0.011) for commit
+    messages (-0.011), and at half weight each they changed nothing (2026-11-29, 36 packages), so the fit leaves
+    them out.
 
     ``labels``: ``label`` (a definition around the gold, its class or module, is no answer) or ``ruler_label``
     (the rulers' overlap rule, which counts a class as a hit for each of its methods). ``container_credit``: the
