@@ -161,6 +161,7 @@ def code_of(chunk: Chunk) -> str:
     return "\n".join(lines[first_code:])
 
 
+@lru_cache(maxsize=1024)  # the card, the BM25 document and the code view each read a chunk's code in turn
 def without_docstring(text: str) -> str:
     """A Python definition's or module's text without the docstring statement (unchanged where it does not parse)."""
     try:
