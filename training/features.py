@@ -380,6 +380,33 @@ def extract_commits(record: dict, failing: bool = False) -> dict[str, np.ndarray
     return gather(record, corpus, index, queries if failing else queries[:COMMITS_PER_REPOSITORY]) if queries else None
 
 
+def pasted_table(record: dict) -> tuple[Path, CodeIndex, list[dict]]:
+    """The mined corpus, its index and the package's made-up stack traces and code blocks."""
+    corpus = corpus_of(record)
+    index = indexed(corpus)
+    return corpus, index, pasted_queries(record, corpus, index)
+
+
+def documented_table(record: dict) -> tuple[Path, CodeIndex, list[dict]]:
+    """The copy keeping the other doc comments, its index and the docstring queries searched in it."""
+    corpus, queries = documented_corpus(record)
+    return corpus, indexed(corpus, "documented-"), queries
+
+
+def extra_tables(args: argparse.Namespace, name: str, suffix: str,
+                 build: Callable[[dict], tuple[Path, CodeIndex, list[dict]]]) -> None:
+    """A table of extra queries per planned package (``<package><suffix>``), from ``build``'s corpus and index."""
+    FEATURES.mkdir(parents=True, exist_ok=True)
+    for record in plan(package_records()):
+        target = FEATURES / f"{record['name']}{suffix}"
+        if not to_make(record, target, args):
+            continue
+        corpus, index, queries = build(record)
+        say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} {name}={len(queries)}")
+        if queries:
+            np.savez_compressed(target, **gather(record, corpus, index, queries))
+
+
 def to_make(record: dict, target: Path, args: argparse.Namespace) -> bool:
     """Whether this run makes ``target``: the record is asked for (or no ``--only``), and not made or ``--again``."""
     asked = args.only is None or record["name"] in args.only.split(",")
@@ -399,29 +426,9 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--documented", action="store_true",
                         help="docstring queries among the other doc comments, into <package>.documented.npz")
     args = parser.parse_args()
-    if args.documented:
-        FEATURES.mkdir(parents=True, exist_ok=True)
-        for record in plan(package_records()):
-            target = FEATURES / f"{record['name']}{DOCUMENTED_TABLE}"
-            if not to_make(record, target, args):
-                continue
-            corpus, queries = documented_corpus(record)
-            say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} documented={len(queries)}")
-            if queries:
-                np.savez_compressed(target, **gather(record, corpus, indexed(corpus, "documented-"), queries))
-        return
-    if args.pasted:
-        FEATURES.mkdir(parents=True, exist_ok=True)
-        for record in plan(package_records()):
-            target = FEATURES / f"{record['name']}.pasted.npz"
-            if not to_make(record, target, args):
-                continue
-            corpus = corpus_of(record)
-            index = indexed(corpus)
-            queries = pasted_queries(record, corpus, index)
-            say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} pasted={len(queries)}")
-            if queries:
-                np.savez_compressed(target, **gather(record, corpus, index, queries))
+    if args.documented or args.pasted:
+        extra_tables(args, *(("documented", DOCUMENTED_TABLE, documented_table) if args.documented else
+                             ("pasted", ".pasted.npz", pasted_table)))
         return
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)
