@@ -44,6 +44,7 @@ from features import (  # noqa: E402
     FEATURES,
     INDEXES,
     LIMIT,
+    PASTED_TABLE,
     first_hit_rank,
     is_answer,
     package_records,
@@ -69,7 +70,7 @@ SEED = 0
 # A package's tables, each searched in the corpus it was made in: its mined queries, its made-up stack traces and
 # code blocks (features.py --pasted), its failing tests' tracebacks (--failing). Its docstring queries among kept
 # doc comments (--documented) have no recorded hand-set column, so they are scored apart.
-TABLES = (".npz", ".pasted.npz", ".failing.npz")
+TABLES = (".npz", PASTED_TABLE, ".failing.npz")
 
 
 def package_scores(record: dict, tables: tuple[str, ...] = TABLES) -> dict[str, list]:

@@ -64,6 +64,7 @@ DATA = TRAINING / "data"
 DOCUMENTED = DATA / "documented"
 DOCUMENTED_KIND = "docstring_documented"  # a docstring query where every other definition keeps its doc comment
 DOCUMENTED_TABLE = ".documented.npz"
+PASTED_TABLE = ".pasted.npz"
 QUERIES = DATA / "queries" / "by_package"
 # Indexes and features per embedding model (``GREPGRAPH_EMBEDDING_MODEL``, as for any index): cosines from two
 # models are different features, so a fit reads one model's tables; the default model keeps the plain names.
@@ -426,9 +427,11 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--documented", action="store_true",
                         help="docstring queries among the other doc comments, into <package>.documented.npz")
     args = parser.parse_args()
-    if args.documented or args.pasted:
-        extra_tables(args, *(("documented", DOCUMENTED_TABLE, documented_table) if args.documented else
-                             ("pasted", ".pasted.npz", pasted_table)))
+    if args.documented:
+        extra_tables(args, "documented", DOCUMENTED_TABLE, documented_table)
+        return
+    if args.pasted:
+        extra_tables(args, "pasted", PASTED_TABLE, pasted_table)
         return
     if args.commits:
         FEATURES.mkdir(parents=True, exist_ok=True)

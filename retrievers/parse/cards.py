@@ -169,8 +169,8 @@ def without_docstring(text: str) -> str:
     except (SyntaxError, ValueError):
         return text
     body = tree.body
-    if body and not _is_docstring(body[0]) and isinstance(body[-1], _DEFINITIONS):
-        body = body[-1].body  # a definition (after its decorators): its own first statement
+    if len(body) == 1 and isinstance(body[0], _DEFINITIONS):
+        body = body[0].body  # a definition's chunk (decorators included): its own first statement
     if not body or not _is_docstring(body[0]):
         return text
     lines = text.split("\n")
