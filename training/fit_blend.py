@@ -159,13 +159,27 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
         target = data[labels] + container_credit * containers if container_credit and labels == "label" else None
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
                                 data[labels], demoted * math.log(FOCUS_DEMOTION), data["group"], data["query"],
-                                data["kind"], recorded_baseline(data), data["bm25_rank"],
+                                query_kinds(data), recorded_baseline(data), data["bm25_rank"],
                                 hashlib.sha256(path.read_bytes()).hexdigest(),
                                 projects.get(str(data["package"]), str(data["package"])), target))
     by_name: dict[str, list[Package]] = {}
     for package in packages:  # a package's extra query kinds (``<name>.pasted.npz``) join its main file
         by_name.setdefault(package.name, []).append(package)
     return [merged(parts) for parts in by_name.values()]
+
+
+def query_kinds(data: np.lib.npyio.NpzFile) -> np.ndarray:
+    """Each query's kind; a docstring query whose definition is not public is ``<kind>_private``.
+
+    The rulers take public definitions' docstrings only (a package's documented surface); the mined queries take
+    every documented definition, so the two are told apart to weigh (``--kind-weights``) and to report.
+    """
+    kinds = data["kind"].astype(str)
+    if "queries_json" not in data:
+        return kinds
+    hidden = np.array([query["kind"].startswith("docstring") and query.get("public") is False
+                       for query in json.loads(str(data["queries_json"]))], dtype=bool)
+    return np.where(hidden, np.char.add(kinds, "_private"), kinds)
 
 
 def merged(parts: list[Package]) -> Package:
@@ -495,7 +509,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--add", help="comma-separated features (columns or products, e.g. described_type*card) "
                         "added to every feature set")
     parser.add_argument("--kind-weights", help="comma-separated KIND=WEIGHT: a query of that kind weighs WEIGHT times "
-                        "as much in the loss as the package's other queries (e.g. docstring=2)")
+                        "as much in the loss as the package's other queries (e.g. docstring=2; "
+                        "docstring_private: a docstring query whose definition is not public)")
     parser.add_argument("--ignore", help="comma-separated columns the model does without, however many training "
                         "queries set them (e.g. evidence only made-up queries teach)")
     parser.add_argument("--labels", choices=("label", "ruler_label"), default="label",

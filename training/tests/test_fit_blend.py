@@ -1,4 +1,8 @@
-"""The listwise loss with graded targets, kind weights, and what a weights file says about the columns left out."""
+"""The fit's loss, kinds and weights file.
+
+The listwise loss with graded targets, kind weights, what a weights file says about the columns left out, and the
+kinds a table's queries are reported and weighed by.
+"""
 
 import json
 import sys
@@ -9,7 +13,7 @@ from grepgraph.retrievers.rank.learned import read_blend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fit_blend import Package, Stacked, listwise_loss, stack, write_blend  # noqa: E402
+from fit_blend import Package, Stacked, listwise_loss, query_kinds, stack, write_blend  # noqa: E402
 
 
 def stacked(labels: list[float]) -> Stacked:
@@ -71,3 +75,16 @@ def test_ignored_columns_have_no_weight_and_the_file_says_which(tmp_path):
     assert data["models"]["full"]["features"] == kept
     blend = read_blend(path)
     assert blend.full.features == tuple(kept)
+
+
+def test_a_docstring_query_of_a_hidden_definition_is_a_kind_of_its_own(tmp_path):
+    """The rulers take public definitions only; a table tells the others apart by its recorded queries."""
+    queries = [{"kind": "docstring", "public": True}, {"kind": "docstring", "public": False},
+               {"kind": "docstring_documented", "public": False}, {"kind": "code_line", "public": False},
+               {"kind": "commit_message"}]
+    path = tmp_path / "table.npz"
+    np.savez(path, kind=np.array([query["kind"] for query in queries]), queries_json=np.array(json.dumps(queries)))
+    assert query_kinds(np.load(path)).tolist() == ["docstring", "docstring_private", "docstring_documented_private",
+                                                   "code_line", "commit_message"]
+    np.savez(path, kind=np.array(["docstring"]))  # a table made before the queries were recorded
+    assert query_kinds(np.load(path)).tolist() == ["docstring"]
