@@ -9,6 +9,7 @@ a ``re.compile`` call; a word list is a set, frozenset, tuple or list literal of
 
     python benchmarks/hand_constants.py                  # the working tree
     python benchmarks/hand_constants.py --rev d0959cf    # another commit
+    python benchmarks/hand_constants.py --list           # each number counted, with its line
 """
 
 from __future__ import annotations
@@ -59,18 +60,20 @@ def index_nodes(tree: ast.AST) -> set[int]:
             for inner in ast.walk(node.slice) if isinstance(inner, ast.Constant)}
 
 
+def hand_set_numbers(tree: ast.AST) -> list[ast.Constant]:
+    """The numeric literals of a module that count as hand-set (see the module's docstring)."""
+    skipped = docstring_nodes(tree) | index_nodes(tree)
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in skipped
+            and type(node.value) in (int, float) and node.value not in TRIVIAL]
+
+
 def count(text: str) -> tuple[int, int, int]:
     """(numbers, regexes, word lists) of one module."""
     tree = ast.parse(text)
-    docstrings = docstring_nodes(tree) | index_nodes(tree)
-    numbers = regexes = word_lists = 0
+    numbers = len(hand_set_numbers(tree))
+    regexes = word_lists = 0
     for node in ast.walk(tree):
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-            continue  # counted once, as its operand
-        if (isinstance(node, ast.Constant) and id(node) not in docstrings and type(node.value) in (int, float)
-                and node.value not in TRIVIAL):
-            numbers += 1
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile" \
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile" \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "re":
             regexes += 1
         elif isinstance(node, (ast.Set, ast.Tuple, ast.List)) and sum(
@@ -82,7 +85,14 @@ def count(text: str) -> tuple[int, int, int]:
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rev", help="a commit (default: the working tree)")
+    parser.add_argument("--list", action="store_true", help="print each counted number with its line instead")
     args = parser.parse_args()
+    if args.list:
+        for name, text in files_at(args.rev).items():
+            lines = text.splitlines()
+            for node in sorted(hand_set_numbers(ast.parse(text)), key=lambda node: (node.lineno, node.col_offset)):
+                print(f"{name}:{node.lineno}: {node.value!r:<8} {lines[node.lineno - 1].strip()[:100]}")
+        return
     totals = [0, 0, 0]
     print(f"{'module':<40} {'numbers':>8} {'regexes':>8} {'word lists':>10}")
     for name, text in files_at(args.rev).items():
