@@ -41,6 +41,7 @@ sys.path.insert(0, str(TRAINING.parent))
 from features import (  # noqa: E402
     DOCUMENTED_TABLE,
     EMBEDDING,
+    FAILING_TABLE,
     FEATURES,
     INDEXES,
     LIMIT,
@@ -70,7 +71,7 @@ SEED = 0
 # A package's tables, each searched in the corpus it was made in: its mined queries, its made-up stack traces and
 # code blocks (features.py --pasted), its failing tests' tracebacks (--failing). Its docstring queries among kept
 # doc comments (--documented) have no recorded hand-set column, so they are scored apart.
-TABLES = (".npz", PASTED_TABLE, ".failing.npz")
+TABLES = (".npz", PASTED_TABLE, FAILING_TABLE)
 
 
 def package_scores(record: dict, tables: tuple[str, ...] = TABLES) -> dict[str, list]:

@@ -59,12 +59,14 @@ from grepgraph.retrievers.rank.learned import COLUMNS  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.source.languages import is_documentation  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
+from mining.common import FAILING  # noqa: E402
 
 DATA = TRAINING / "data"
 DOCUMENTED = DATA / "documented"
 DOCUMENTED_KIND = "docstring_documented"  # a docstring query where every other definition keeps its doc comment
 DOCUMENTED_TABLE = ".documented.npz"
 PASTED_TABLE = ".pasted.npz"
+FAILING_TABLE = f"{FAILING}.npz"
 QUERIES = DATA / "queries" / "by_package"
 # Indexes and features per embedding model (``GREPGRAPH_EMBEDDING_MODEL``, as for any index): cosines from two
 # models are different features, so a fit reads one model's tables; the default model keeps the plain names.
@@ -343,7 +345,7 @@ def head_golds(connection: sqlite3.Connection, golds: list[dict]) -> list[dict]:
 
 def commit_table(record: dict, failing: bool) -> str:
     """The file name (no extension) of a repository's commit queries, or of its failing-test queries."""
-    return f"{record['name']}.failing" if failing else record["name"]
+    return f"{record['name']}{FAILING}" if failing else record["name"]
 
 
 def extract_commits(record: dict, failing: bool = False) -> dict[str, np.ndarray] | None:

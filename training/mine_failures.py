@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grepgraph.retrievers.parse.chunking import parse_file  # noqa: E402
 from mining.commits import git  # noqa: E402
-from mining.common import DATA, MANIFEST_FILE, QUERIES, read_json, say, write_jsonl  # noqa: E402
+from mining.common import DATA, FAILING, MANIFEST_FILE, QUERIES, read_json, say, write_jsonl  # noqa: E402
 from mining.failing_tests import failing_test  # noqa: E402
 from mining.registries import ensure_repository  # noqa: E402
 
@@ -89,7 +89,7 @@ def main() -> None:  # noqa: D103
     if args.only:
         records = [record for record in records if record["name"] in args.only.split(",")]
     for record in records:
-        target = QUERIES / "by_package" / f"{record['name']}.failing.jsonl"
+        target = QUERIES / "by_package" / f"{record['name']}{FAILING}.jsonl"
         if args.requery:
             if target.exists():
                 git_dir = ensure_repository(record["repo"])

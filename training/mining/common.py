@@ -16,6 +16,8 @@ ARCHIVES = DATA / "archives"
 SOURCE = DATA / "source"  # each package as fetched
 CORPUS = DATA / "corpus"  # each package as searched: the queried docstrings blanked
 QUERIES = DATA / "queries"
+# A history's failing-test queries (mine_failures.py) and their features: <name>.failing.jsonl, .failing.npz.
+FAILING = ".failing"
 PACKAGES_FILE = TRAINING / "packages.json"
 MANIFEST_FILE = TRAINING / "manifest.json"
 MIRRORS = Path(os.environ.get("TRAINING_MIRRORS", "/work/.mirror"))
