@@ -137,7 +137,9 @@ index` stores them in the index, later runs and searches reopen it with them, an
 and what the next `index` would change; an index keeps the embedding model it was built with, a new one gets the
 default. A change of embedding model re-embeds the index. The default, `code-minilm-quantized`, is
 all-MiniLM-L6-v2 fine-tuned on code by grepgraph ([its model card](../retrievers/dense/data/MODEL_CARD-code-minilm.md)),
-shipped with it, quantized; `code-minilm` runs it unquantized (~2.5× slower to embed).
+shipped with it, quantized; `code-minilm` runs it unquantized (~2.5× slower to embed). Both embed a query with
+the model's query tower, trained on the query side alone against the vectors the model gives the documents, so
+it changed no stored vector.
 `minilm` is all-MiniLM-L6-v2 as packaged (the default before 2026-11-26); `minilm-quantized` is
 the same model quantized once per machine (~1.45× fewer CPU-seconds per text, MRR@10 0.009 lower on the
 docstring ruler: [BENCHMARKS.md](../BENCHMARKS.md)).

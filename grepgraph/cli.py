@@ -420,7 +420,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(line)
     print(f"chroma:     {status['chroma_url'] or 'embedded (' + str(Path(status['index_dir']) / 'chroma') + ')'}")
     built = status["settings"]
-    print(f"settings:   embedding {built['embedding_model']}, views {built['views']}, tests {built['embed_tests']},"
+    model, queries = built["embedding_model"], status["query_embedding"]
+    shown = f"{model} (queries: {queries})" if queries != model else model
+    print(f"settings:   embedding {shown}, views {built['views']}, tests {built['embed_tests']},"
           f" bm25 {built['bm25_backend']}, max file {built['max_file_bytes']:,} bytes")
     print(f"updated:    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(status['updated_at']))}")
     for name, change in status["settings_changes"].items():

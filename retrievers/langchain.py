@@ -27,4 +27,4 @@ class GrepGraphEmbeddings(Embeddings):
         return self.embedder.embed(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:  # noqa: D102
-        return self.embedder.embed([text])[0].tolist()
+        return self.embedder.embed_query(text).tolist()

@@ -6,7 +6,7 @@ The models themselves live in :mod:`~retrievers.dense.minilm` and :mod:`~retriev
 from __future__ import annotations
 
 from ..core.run_settings import DEFAULT_LLM_BASE_URL
-from .minilm import MiniLMEmbedder, shared_embedder
+from .minilm import CODE_MINILM_QUERY_MODEL_ID, MiniLMEmbedder, shared_embedder
 from .ollama import OllamaEmbedder
 
 # Names of the bundled ones in the embedding_model setting (the default: core.index_settings.DEFAULT_EMBEDDING_MODEL).
@@ -30,3 +30,8 @@ def embedder_for(name: str, ollama_url: str = DEFAULT_LLM_BASE_URL) -> MiniLMEmb
         "'code-minilm-quantized' or 'ollama:<model>'"
         " (e.g. ollama:nomic-embed-text)"
     )
+
+
+def query_model_for(name: str) -> str:
+    """What embeds a query under the setting ``name``: the code models' query tower, else the setting's model."""
+    return CODE_MINILM_QUERY_MODEL_ID if name in (CODE_MINILM, CODE_MINILM_QUANTIZED) else name

@@ -10,6 +10,9 @@ are sorted by length and padded per batch: padding every text to the maximum len
 embedding several times slower. ``code-minilm`` runs grepgraph's own code-trained MiniLM (same tokenizer,
 384 dimensions; data/MODEL_CARD-code-minilm.md), shipped in ``data/`` and run as it is;
 ``code-minilm-quantized`` (the default) its dynamically quantized copy, made as MiniLM's is and shipped too.
+Both embed a query with the code model's query tower (``data/MODEL_CARD-code-minilm.md``): a copy of the model
+trained afterwards, on the query side only, against the vectors the model already gave the documents, so an index
+keeps every stored vector and its id while searches embed queries closer to their answers.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .model_files import code_model_file, minilm_files
+from .model_files import code_model_file, code_query_model_file, minilm_files
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,8 @@ MINILM_QUANTIZED_MODEL_ID = "all-MiniLM-L6-v2-dynint8"
 # all-MiniLM-L6-v2 fine-tuned on code here (training/embedding/): other vectors, so another id.
 CODE_MINILM_MODEL_ID = "grepgraph-code-minilm-v1"
 CODE_MINILM_QUANTIZED_MODEL_ID = "grepgraph-code-minilm-v1-dynint8"
+# The query tower both code models embed queries with (documents keep the ids above).
+CODE_MINILM_QUERY_MODEL_ID = "grepgraph-code-minilm-v1-query-dynint8"
 MINILM_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # Small batches: texts are sorted by length, so a small batch pads least. On 2 cores, 8 texts per call
@@ -100,6 +105,7 @@ class MiniLMEmbedder:
         self._model_path: Path | None = None
         self._model_id = MINILM_MODEL_ID
         self._session: Any = None
+        self._query_session: Any = None  # the query tower's, for a model that has one
         self._helpers: list[Any] = []  # the extra sessions of a bulk pass (see :meth:`release_helpers`)
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -110,6 +116,11 @@ class MiniLMEmbedder:
         """Which vectors this embedder makes (part of every vector key); settles which model file runs."""
         self.model_path()
         return self._model_id
+
+    @property
+    def query_model_id(self) -> str:
+        """Which model embeds queries: the query tower of a code model, else the documents' model."""
+        return CODE_MINILM_QUERY_MODEL_ID if self.code else self.model_id
 
     def model_path(self) -> Path:
         """The ONNX file this embedder runs: the quantized copy when asked for, else the unguarded (or packaged) one."""
@@ -159,6 +170,8 @@ class MiniLMEmbedder:
                 model_path = self._model_path = minilm_files()[0]
                 session = self._new_session(model_path)
             self._input_names = {i.name for i in session.get_inputs()}
+            if self.code:
+                self._query_session = self._new_session(code_query_model_file())
             self._tokenizer = tokenizer
             self._session = session
 
@@ -238,8 +251,13 @@ class MiniLMEmbedder:
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query into a 384-vector."""
-        return self.embed([text])[0]
+        """Embed one query into a 384-vector, with the query tower where the model has one."""
+        if self._session is None:
+            self._load()
+        if self._query_session is None:
+            return self.embed([text])[0]
+        ids = self._tokenizer.encode(text, add_special_tokens=True).ids
+        return self._embed_batch(self._query_session, [ids])[0]
 
 
 _shared: dict[tuple[bool, bool], MiniLMEmbedder] = {}

@@ -53,6 +53,14 @@ CODE_MODEL_QUANTIZED = PinnedFile("grepgraph-code-minilm-v1-dynint8.onnx",
                                   "git checkout -- retrievers/dense/data/grepgraph-code-minilm-v1-dynint8.onnx)")
 
 
+# The code model's query tower: a copy trained on the query side only, against the model's own document vectors
+# (training/embedding/query_tower.py); both code models embed queries with it. Dynamically quantized as above.
+CODE_QUERY_MODEL = PinnedFile("grepgraph-code-minilm-v1-query-dynint8.onnx",
+                              "803e4d81c7b6decc8f461ad9fad0543945219b2dea1717c0d19d10eb476ac35a",
+                              "reinstall grepgraph (in a checkout: "
+                              "git checkout -- retrievers/dense/data/grepgraph-code-minilm-v1-query-dynint8.onnx)")
+
+
 class EmbeddingModelMissing(IndexError_):
     """The packaged model files are missing or not the released ones; the message says how to restore them.
 
@@ -108,6 +116,11 @@ def code_model_file(quantized: bool = False) -> Path:
     """The code-trained ONNX model shipped with grepgraph (or its shipped quantized copy), verified."""
     pinned = CODE_MODEL_QUANTIZED if quantized else CODE_MODEL
     return verified(DATA_DIR / pinned.name, pinned)
+
+
+def code_query_model_file() -> Path:
+    """The code model's query tower shipped with grepgraph, verified."""
+    return verified(DATA_DIR / CODE_QUERY_MODEL.name, CODE_QUERY_MODEL)
 
 
 def minilm_files() -> tuple[Path, Path]:

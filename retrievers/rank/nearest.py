@@ -98,7 +98,7 @@ class NearestVectors:
         with self.index.using_vectors(views) as store:
             if not any(store.cached_count(view) for view in views):
                 return NOTHING  # nothing embedded yet (lexical-only index): don't pay for the query embedding
-            vector = store.embedder.embed([text])[0]
+            vector = store.embedder.embed_query(text)
             return {view: store.query(view, vector, k) for view in views}, vector
 
     def failed(self, error: BaseException) -> None:

@@ -11,6 +11,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING
 
 from ..core.index_settings import IndexSettings
+from ..dense.embeddings import query_model_for
 from ..dense.sync import count_pending_vectors
 from .database import same_fingerprint
 
@@ -53,5 +54,7 @@ def settings_status(index: CodeIndex, stored: dict) -> dict:
     upcoming, sources = index.upcoming_settings()
     changes = {name: {"now": getattr(built, name), "next": value, "from": sources[name]}
                for name, value in upcoming.to_dict().items() if value != getattr(built, name)}
-    return {"settings": {**built.to_dict(), **stored}, "settings_match": same_fingerprint(stored, upcoming),
+    settings = {**built.to_dict(), **stored}
+    return {"settings": settings, "query_embedding": query_model_for(settings["embedding_model"]),
+            "settings_match": same_fingerprint(stored, upcoming),
             "settings_changes": changes}

@@ -9,11 +9,19 @@ from grepgraph.retrievers.dense.embeddings import embedder_for
 from grepgraph.retrievers.dense.minilm import (
     CODE_MINILM_MODEL_ID,
     CODE_MINILM_QUANTIZED_MODEL_ID,
+    CODE_MINILM_QUERY_MODEL_ID,
     MINILM_MODEL_ID,
     MINILM_QUANTIZED_MODEL_ID,
     MiniLMEmbedder,
 )
-from grepgraph.retrievers.dense.model_files import CODE_MODEL, CODE_MODEL_QUANTIZED, DATA_DIR, sha256_of
+from grepgraph.retrievers.dense.model_files import (
+    CODE_MODEL,
+    CODE_MODEL_QUANTIZED,
+    CODE_QUERY_MODEL,
+    DATA_DIR,
+    code_query_model_file,
+    sha256_of,
+)
 from grepgraph.retrievers.dense.sync import vector_model_ids
 from grepgraph.retrievers.rank.search import Searcher
 from grepgraph.retrievers.store.index import CodeIndex
@@ -35,10 +43,29 @@ def test_the_setting_runs_the_pinned_file_into_unit_vectors_under_its_own_id():
     vectors = code.embed(TEXTS)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert np.allclose(code.embed_query(TEXTS[1]), vectors[1], atol=1e-5)
     # Another model: close to MiniLM's vectors (fine-tuned from it), not the same ones.
     cosines = (vectors * embedder_for("minilm").embed(TEXTS)).sum(axis=1)
     assert np.all(cosines > 0.5) and not np.allclose(cosines, 1.0, atol=1e-3)
+
+
+def test_both_code_settings_embed_queries_with_the_pinned_query_tower_and_documents_as_before():
+    assert sha256_of(code_query_model_file()) == CODE_QUERY_MODEL.sha256
+    tower = MiniLMEmbedder()
+    tower._model_path, tower._model_id = code_query_model_file(), "tower"
+    for name, documents_id in (("code-minilm", CODE_MINILM_MODEL_ID),
+                               ("code-minilm-quantized", CODE_MINILM_QUANTIZED_MODEL_ID)):
+        code = embedder_for(name)
+        assert code.model_id == documents_id and code.query_model_id == CODE_MINILM_QUERY_MODEL_ID
+        query = code.embed_query(TEXTS[1])
+        assert query.shape == (384,) and abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+        assert np.allclose(query, tower.embed([TEXTS[1]])[0], atol=1e-5)
+        # A copy of the code model trained on the query side: near its vectors of the same text, not the same.
+        cosine = float(query @ code.embed([TEXTS[1]])[0])
+        assert 0.7 < cosine < 0.9999
+    # MiniLM has no tower: a query is embedded as a document.
+    minilm = embedder_for("minilm")
+    assert minilm.query_model_id == MINILM_MODEL_ID
+    assert np.allclose(minilm.embed_query(TEXTS[1]), minilm.embed([TEXTS[1]])[0], atol=1e-6)
 
 
 def test_the_quantized_setting_runs_the_shipped_quantized_copy_under_its_own_id(tmp_path):
@@ -68,6 +95,7 @@ def test_an_index_switched_to_the_code_model_re_embeds_every_vector(tmp_path):
     assert switched.rebuilt and switched.vectors_embedded == first.vectors_embedded
     status = index.status()
     assert status["versions"]["embedding"] == CODE_MINILM_MODEL_ID
+    assert status["query_embedding"] == CODE_MINILM_QUERY_MODEL_ID
     assert not any(status["vectors_pending"].values())
     # Reopened without settings, it keeps the code model and embeds nothing more.
     again = CodeIndex(repo)

@@ -14,6 +14,7 @@ on a seeded sample of cards and code views (models alternating, best of two roun
     .venv/bin/python training/embedding/evaluate_vectors.py --model other.onnx --max-chunks 2000
     .venv/bin/python training/embedding/evaluate_vectors.py --model new.onnx --against shipped.onnx   # two trained
     .venv-train/bin/python training/embedding/evaluate_vectors.py --model FOLDER --against FOLDER  # torch, no export
+    .venv/bin/python training/embedding/evaluate_vectors.py --model m.onnx --query-model tower.onnx --against m.onnx
 """
 
 from __future__ import annotations
@@ -46,14 +47,22 @@ LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
 
 
 class FileEmbedder(MiniLMEmbedder):
-    """The runtime embedder running another ONNX file with the same inputs and outputs."""
+    """The runtime embedder running another ONNX file with the same inputs and outputs.
 
-    def __init__(self, path: Path, model_id: str) -> None:
+    ``queries``: another file (a query tower, ``query_tower.py``) that embeds the queries.
+    """
+
+    def __init__(self, path: Path, model_id: str, queries: Path | None = None) -> None:
         super().__init__(threads=1)
         self._file = (path, model_id)
+        self._queries = FileEmbedder(queries, f"queries:{queries.name}") if queries else None
 
     def _resolve_model_path(self) -> tuple[Path, str]:
         return self._file
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """A query's vector, from the query file when there is one."""
+        return self._queries.embed_query(text) if self._queries else super().embed_query(text)
 
 
 class FolderEmbedder:
@@ -80,9 +89,9 @@ class FolderEmbedder:
         return self.embed([text])[0]
 
 
-def embedder_of(path: Path, role: str) -> MiniLMEmbedder | FolderEmbedder:
-    """An ONNX file through the runtime's embedder, or a model folder through torch."""
-    return FolderEmbedder(path) if path.is_dir() else FileEmbedder(path, f"{role}:{path.name}")
+def embedder_of(path: Path, role: str, queries: Path | None = None) -> MiniLMEmbedder | FolderEmbedder:
+    """An ONNX file through the runtime's embedder (``queries``: another file for the queries), or a folder."""
+    return FolderEmbedder(path) if path.is_dir() else FileEmbedder(path, f"{role}:{path.name}", queries)
 
 
 def say(line: str) -> None:
@@ -158,6 +167,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--model", type=Path, default=DATA / "model.onnx")
     parser.add_argument("--against", type=Path, help="another ONNX file in the base's place (default: the "
                         "packaged all-MiniLM-L6-v2), e.g. the shipped code model against a new one")
+    parser.add_argument("--query-model", type=Path, help="an ONNX file that embeds --model's queries (a query "
+                        "tower), its documents staying --model's")
     parser.add_argument("--max-chunks", type=int, default=1000)
     parser.add_argument("--only", help="comma-separated package names")
     parser.add_argument("--speed-texts", type=int, default=512, help="cards and code views timed per model")
@@ -170,7 +181,7 @@ def main() -> None:  # noqa: D103
     say(f"{len(packages)} validation packages, {sum(len(p['chunks']) for p in packages)} chunks, "
         f"{sum(len(p['queries']) for p in packages)} queries")
     embedders = {"base": embedder_of(args.against, "against") if args.against else MiniLMEmbedder(threads=1),
-                 "new": embedder_of(args.model, "trained")}
+                 "new": embedder_of(args.model, "trained", args.query_model)}
     base = scores_of(embedders["base"], packages)
     say(f"base {args.against.name if args.against else MINILM_MODEL_ID} scored")
     new = scores_of(embedders["new"], packages)

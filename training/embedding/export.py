@@ -13,6 +13,12 @@ onnxruntime (single core, the runtime's session options) and requires every cosi
 
     .venv-train/bin/python training/embedding/export.py                       # best/ -> data/embedding/model.onnx
     .venv-train/bin/python training/embedding/export.py --out /tmp/m.onnx --checkpoint path/step_000300.pt
+    .venv-train/bin/python training/embedding/export.py --best data/embedding/tower/best \
+        --out data/embedding/query.onnx \
+        --quantized retrievers/dense/data/grepgraph-code-minilm-v1-query-dynint8.onnx   # the query tower, shipped
+
+``--quantized`` also writes the file's dynamically quantized copy by the runtime's own recipe
+(``dense/derived_models.py``, as the shipped quantized model was made): the same file byte for byte on every run.
 """
 
 from __future__ import annotations
@@ -133,6 +139,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--checkpoint", type=Path, help="a training checkpoint instead of best/")
     parser.add_argument("--best", type=Path, default=DATA / "best", help="the kept model's folder (train.py --work)")
     parser.add_argument("--out", type=Path, default=DATA / "model.onnx")
+    parser.add_argument("--quantized", type=Path, help="also write the exported file's quantized copy here")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model = load_model(args.checkpoint, args.best)
@@ -149,6 +156,14 @@ def main() -> None:  # noqa: D103
     say(f"torch vs onnx on {len(texts)} texts: cosine min {cosines.min():.7f} mean {cosines.mean():.7f}")
     if cosines.min() <= MIN_COSINE:
         raise SystemExit(f"the exported vectors differ from torch's (min cosine {cosines.min():.6f})")
+    if args.quantized:
+        from grepgraph.retrievers.dense.derived_models import quantized_model
+
+        made = quantized_model(args.out, args.quantized.parent / ".quantizing")
+        made.replace(args.quantized)
+        made.parent.rmdir()
+        digest = hashlib.sha256(args.quantized.read_bytes()).hexdigest()
+        say(f"{args.quantized}: {args.quantized.stat().st_size / 1e6:.1f} MB, sha256 {digest}")
 
 
 if __name__ == "__main__":

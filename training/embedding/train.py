@@ -171,10 +171,10 @@ def validation_mrr(encoder: Encoder, packages: list[dict]) -> dict[str, float]:
     return result
 
 
-def learning_rate(step: int, total: int) -> float:
-    """Linear warm-up over :data:`WARMUP_SHARE` of the steps, then linear decay to zero."""
+def learning_rate(step: int, total: int, peak: float = LEARNING_RATE) -> float:
+    """Linear warm-up to ``peak`` over :data:`WARMUP_SHARE` of the steps, then linear decay to zero."""
     warmup = max(1, int(total * WARMUP_SHARE))
-    return LEARNING_RATE * (step / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
+    return peak * (step / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
 
 
 def latest_checkpoint(folder: Path = CHECKPOINTS) -> Path | None:

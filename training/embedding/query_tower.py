@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Fine-tune the query side of the shipped code model against its own, frozen, document vectors.
+
+An index stores the card and code vectors of every chunk; a new document model means embedding every repository
+again. A query tower changes only how a query is embedded: it starts from the shipped model and learns to put
+each training query near the vectors the shipped model already gave its gold definition. Every index made with
+the shipped model keeps its vectors, and the tower is trained on the CPU in minutes, since only short queries pass
+through the network (the documents' vectors are computed once).
+
+Each query is scored against every text ``pairs.py`` gathered from its package (the golds and hard negatives of
+all its queries: hundreds to a few thousand a view), one softmax per view (card, code) on cosine /
+:data:`TEMPERATURE`, the gold the target: the ranking a search does within one repository, not a batch's.
+
+    .venv-train/bin/python training/embedding/query_tower.py documents   # the frozen vectors (~10 min, 2 cores)
+    .venv-train/bin/python training/embedding/query_tower.py train       # data/embedding/tower/best/ (~10 min an epoch)
+    .venv-train/bin/python training/embedding/query_tower.py train --resume
+    .venv-train/bin/python training/embedding/export.py --best data/embedding/tower/best --out data/embedding/query.onnx
+
+``documents`` embeds through the runtime's embedder and the shipped file (``retrievers/dense/data``), exactly as
+an index embeds: cards at its 256 word pieces, code views at 128. The training log holds the loss and, every
+``--eval-every`` steps, vectors-only MRR@10 on the 28 validation packages (at most :data:`EVAL_MAX_CHUNKS` chunks
+each) with the shipped document vectors; the best by the six packages ``train.py`` watches is kept as ``best/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from ranking import package_scores, trimmed, view_texts  # noqa: E402
+
+DATA = ROOT / "training" / "data" / "embedding"
+WORK = DATA / "tower"
+SEED = 0
+BATCH = 64
+TEMPERATURE = 0.05
+# As evaluate_vectors.py's tables in training/README.md: the golds and a seeded sample of the rest.
+EVAL_MAX_CHUNKS = 600
+VIEWS = ("card", "code")
+
+
+def say(line: str) -> None:
+    """One line of progress, flushed (the run goes to a log in the background)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def gathered_texts(pairs: Path) -> dict[str, dict[str, int]]:
+    """Per view, every text of the training lines (golds and negatives) with its row, in first-seen order."""
+    rows: dict[str, dict[str, int]] = {view: {} for view in VIEWS}
+    for line in pairs.read_text().splitlines():
+        pair = json.loads(line)
+        for view in VIEWS:
+            for text in (pair[view], *pair[f"negative_{view}s"]):
+                rows[view].setdefault(text, len(rows[view]))
+    return rows
+
+
+def validation_packages(folder: Path) -> dict[str, dict]:
+    """The validation packages' sets, each cut to :data:`EVAL_MAX_CHUNKS` as the tables cut them."""
+    return {file.stem: trimmed(json.loads(file.read_text()), EVAL_MAX_CHUNKS, SEED)
+            for file in sorted(folder.glob("*.json"))}
+
+
+def embed_documents(args: argparse.Namespace) -> None:
+    """The shipped model's vectors of every training text and every validation chunk, in one ``.npz``."""
+    from grepgraph.retrievers.dense.minilm import MiniLMEmbedder
+    from grepgraph.retrievers.dense.sync import CODE_VIEW_MAX_TOKENS
+
+    embedder = MiniLMEmbedder(threads=args.threads, code=True)
+    cut = {"card": None, "code": CODE_VIEW_MAX_TOKENS}
+    out: dict[str, np.ndarray] = {}
+    started = time.perf_counter()
+    for name, package in validation_packages(args.eval_dir).items():
+        for view, (_, texts) in view_texts(package).items():
+            out[f"eval/{name}/{view}"] = embedder.embed(texts, max_tokens=cut[view])
+    say(f"validation chunks embedded ({time.perf_counter() - started:.0f} s)")
+    for view, rows in gathered_texts(args.pairs).items():
+        out[f"train/{view}"] = embedder.embed(list(rows), max_tokens=cut[view])
+        say(f"{len(rows)} training {view}s embedded ({time.perf_counter() - started:.0f} s)")
+    args.work.mkdir(parents=True, exist_ok=True)
+    np.savez(args.work / "documents.npz", model=np.array(embedder.model_id), **out)
+
+
+class Tower:
+    """The training queries, their packages' frozen document vectors, and the loss of a batch."""
+
+    def __init__(self, pairs: Path, documents: np.lib.npyio.NpzFile) -> None:  # noqa: D107
+        import torch
+
+        rows = gathered_texts(pairs)
+        self.vectors = {view: torch.from_numpy(documents[f"train/{view}"]) for view in VIEWS}
+        members: dict[str, dict[str, set[int]]] = defaultdict(lambda: {view: set() for view in VIEWS})
+        self.queries: list[tuple[str, str, dict[str, int]]] = []
+        for line in pairs.read_text().splitlines():
+            pair = json.loads(line)
+            for view in VIEWS:
+                members[pair["package"]][view].update(rows[view][text]
+                                                      for text in (pair[view], *pair[f"negative_{view}s"]))
+            self.queries.append((pair["query"], pair["package"], {view: rows[view][pair[view]] for view in VIEWS}))
+        self.members = {package: {view: torch.tensor(sorted(found[view])) for view in VIEWS}
+                        for package, found in members.items()}
+
+    def batches(self, epochs: int, size: int) -> list[list[int]]:
+        """Query numbers a step, each epoch in its own seeded order."""
+        out = []
+        for epoch in range(epochs):
+            order = list(range(len(self.queries)))
+            random.Random(f"{SEED}-{epoch}").shuffle(order)
+            out += [order[start : start + size] for start in range(0, len(order) - size + 1, size)]
+        return out
+
+    def loss(self, encoder, batch: list[int], max_tokens: int):  # noqa: ANN001, ANN201 - torch types
+        """Mean over the batch and both views of the cross-entropy of the gold among its package's texts."""
+        import torch
+
+        queries = encoder.vectors([self.queries[number][0] for number in batch], max_tokens)
+        total = queries.new_zeros(())
+        for row, number in enumerate(batch):
+            _, package, gold = self.queries[number]
+            for view in VIEWS:
+                members = self.members[package][view]
+                scores = self.vectors[view][members] @ queries[row] / TEMPERATURE
+                target = torch.nonzero(members == gold[view])[0]
+                total = total + torch.nn.functional.cross_entropy(scores[None], target)
+        return total / (len(batch) * len(VIEWS))
+
+
+def validation_mrr(encoder, packages: dict[str, dict], documents: np.lib.npyio.NpzFile,  # noqa: ANN001
+                   max_tokens: int) -> dict[str, float]:
+    """Vectors-only MRR@10 per package (fused views) with the frozen document vectors."""
+    encoder.model.eval()
+    result = {}
+    for name, package in packages.items():
+        queries = encoder.embed([query["query"] for query in package["queries"]], max_tokens)
+        views = {view: documents[f"eval/{name}/{view}"] for view in VIEWS}
+        result[name] = float(np.mean(package_scores(package, queries, views)["fused"]))
+    encoder.model.train()
+    return result
+
+
+def train(args: argparse.Namespace) -> None:
+    """The tower from the shipped model's weights, with checkpoints, a log and the best kept."""
+    import torch
+    from train import EVAL_PACKAGES, MAX_TOKENS, Encoder, latest_checkpoint, learning_rate, save_checkpoint
+    from transformers import AutoModel
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(SEED)
+    documents = np.load(args.work / "documents.npz")
+    tower = Tower(args.pairs, documents)
+    packages = validation_packages(args.eval_dir)
+    batches = tower.batches(args.epochs, args.batch)
+    total = len(batches)
+    model = AutoModel.from_pretrained(str(args.base), dtype=torch.float32)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
+    step, best = 0, -1.0
+    checkpoint = latest_checkpoint(args.work / "checkpoints") if args.resume else None
+    if checkpoint:
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        step, best = state["step"], state["best"]
+        say(f"resumed from {checkpoint.name}")
+    encoder = Encoder(model, bfloat16=True)
+    languages = {name: package["language"] for name, package in packages.items()}
+    say(f"{len(tower.queries)} queries of {len(tower.members)} packages, {total} steps of {args.batch}; "
+        f"document vectors of {documents['model']}")
+    log = open(args.work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
+
+    def evaluate(at: int) -> None:
+        nonlocal best
+        scores = validation_mrr(encoder, packages, documents, MAX_TOKENS["query"])
+        watched = float(np.mean([scores[name] for name in EVAL_PACKAGES if name in scores] or list(scores.values())))
+        by_language = defaultdict(list)
+        for name, value in scores.items():
+            by_language[languages[name]].append(value)
+        means = {language: round(float(np.mean(values)), 4) for language, values in by_language.items()}
+        log.write(json.dumps({"step": at, "watched": watched, "all": float(np.mean(list(scores.values()))),
+                              "languages": means, "packages": scores}) + "\n")
+        log.flush()
+        say(f"step {at} MRR@10 watched {watched:.4f} all {np.mean(list(scores.values())):.4f} {means}")
+        if watched > best:
+            best = watched
+            model.save_pretrained(str(args.work / "best"))
+            (args.work / "best" / "step.json").write_text(json.dumps({"step": at, "watched": watched}))
+
+    if step == 0:
+        evaluate(0)
+    model.train()
+    losses: list[float] = []
+    last = min(total, args.max_steps or total)
+    started = time.perf_counter()
+    while step < last:
+        for group in optimiser.param_groups:
+            group["lr"] = learning_rate(step, total, args.learning_rate)
+        loss = tower.loss(encoder, batches[step], MAX_TOKENS["query"])
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        step += 1
+        losses.append(loss.item())
+        if step % 10 == 0:
+            log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4)}) + "\n")
+            say(f"step {step}/{total} loss {np.mean(losses[-10:]):.4f} "
+                f"{(time.perf_counter() - started) / len(losses):.1f}s/step")
+        if step % args.eval_every == 0 or step == last:
+            evaluate(step)
+        if step % args.checkpoint_every == 0 or step == last:
+            save_checkpoint(model, optimiser, step, best, args.work / "checkpoints")
+    log.close()
+
+
+def main() -> None:  # noqa: D103
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("stage", choices=("documents", "train"))
+    parser.add_argument("--pairs", type=Path, default=DATA / "pairs_train.jsonl")
+    parser.add_argument("--eval-dir", type=Path, default=DATA / "eval")
+    parser.add_argument("--work", type=Path, default=WORK, help="documents.npz, checkpoints/, best/, the log")
+    parser.add_argument("--base", type=Path, default=DATA / "v1",
+                        help="the shipped model's weights as a folder (from_onnx.py makes it from the file)")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--learning-rate", type=float, default=2e-5)
+    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--checkpoint-every", type=int, default=50)
+    parser.add_argument("--max-steps", type=int)
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    if args.stage == "documents":
+        embed_documents(args)
+    else:
+        train(args)
+
+
+if __name__ == "__main__":
+    main()
