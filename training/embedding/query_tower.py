@@ -154,7 +154,15 @@ def validation_mrr(encoder, packages: dict[str, dict], documents: np.lib.npyio.N
 def train(args: argparse.Namespace) -> None:
     """The tower from the shipped model's weights, with checkpoints, a log and the best kept."""
     import torch
-    from train import EVAL_PACKAGES, MAX_TOKENS, Encoder, latest_checkpoint, learning_rate, save_checkpoint
+    from train import (
+        EVAL_PACKAGES,
+        MAX_TOKENS,
+        Encoder,
+        latest_checkpoint,
+        learning_rate,
+        save_checkpoint,
+        take_step,
+    )
     from transformers import AutoModel
 
     torch.set_num_threads(args.threads)
@@ -206,13 +214,8 @@ def train(args: argparse.Namespace) -> None:
     while step < last:
         for group in optimiser.param_groups:
             group["lr"] = learning_rate(step, total, args.learning_rate)
-        loss = tower.loss(encoder, batches[step], MAX_TOKENS["query"])
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
+        losses.append(take_step(model, optimiser, tower.loss(encoder, batches[step], MAX_TOKENS["query"])))
         step += 1
-        losses.append(loss.item())
         if step % 10 == 0:
             log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4)}) + "\n")
             say(f"step {step}/{total} loss {np.mean(losses[-10:]):.4f} "

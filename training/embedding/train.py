@@ -177,6 +177,15 @@ def learning_rate(step: int, total: int, peak: float = LEARNING_RATE) -> float:
     return peak * (step / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
 
 
+def take_step(model: torch.nn.Module, optimiser: torch.optim.Optimizer, loss: torch.Tensor) -> float:
+    """One optimiser step on ``loss`` (gradient norm clipped at 1); the loss's value."""
+    optimiser.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimiser.step()
+    return loss.item()
+
+
 def latest_checkpoint(folder: Path = CHECKPOINTS) -> Path | None:
     """The checkpoint of the most steps, if any."""
     found = sorted(folder.glob("step_*.pt"))
@@ -265,13 +274,8 @@ def main() -> None:  # noqa: D103
     while step < last:
         for group in optimiser.param_groups:
             group["lr"] = learning_rate(step, total)
-        loss = contrastive_loss(encoder, batches[step])
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
+        losses.append(take_step(model, optimiser, contrastive_loss(encoder, batches[step])))
         step += 1
-        losses.append(loss.item())
         if step % 10 == 0:
             seconds = (time.perf_counter() - started) / len(losses)
             log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4),

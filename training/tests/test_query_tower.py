@@ -13,7 +13,7 @@ transformers = pytest.importorskip("transformers")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "embedding"))
 
 import query_tower  # noqa: E402
-from train import Encoder  # noqa: E402
+from train import Encoder, take_step  # noqa: E402
 
 
 def pair(package: str, query: str, card: str, code: str, negatives: list[str]) -> dict:
@@ -72,10 +72,7 @@ def test_steps_on_the_loss_bring_each_query_to_its_gold(pairs_file):
     first = tower.loss(encoder, batch, 16)
     assert torch.isfinite(first) and first.requires_grad
     for _ in range(30):
-        loss = tower.loss(encoder, batch, 16)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
+        take_step(encoder.model, optimiser, tower.loss(encoder, batch, 16))
     assert tower.loss(encoder, batch, 16).item() < first.item() / 2
     queries = encoder.vectors([query for query, _, _ in tower.queries], 16).detach()
     for row, (_, package, gold) in enumerate(tower.queries):
