@@ -163,6 +163,7 @@ class IndexStatus(TypedDict, total=False):
     test_vectors: bool
     chroma_url: str
     settings: dict[str, Any]
+    query_embedding: str  # what embeds a query: the code models' query tower, else the embedding model itself
     settings_match: bool
     settings_changes: dict[str, Any]  # what the next `grepgraph index` would change, and why
     versions: dict[str, str]
