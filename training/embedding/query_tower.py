@@ -12,9 +12,13 @@ all its queries: hundreds to a few thousand a view), one softmax per view (card,
 :data:`TEMPERATURE`, the gold the target: the ranking a search does within one repository, not a batch's.
 
     .venv-train/bin/python training/embedding/query_tower.py documents   # the frozen vectors (~10 min, 2 cores)
-    .venv-train/bin/python training/embedding/query_tower.py train       # data/embedding/tower/best/ (~10 min an epoch)
+    .venv-train/bin/python training/embedding/query_tower.py train       # data/embedding/tower/best/ (~28 min)
     .venv-train/bin/python training/embedding/query_tower.py train --resume
-    .venv-train/bin/python training/embedding/export.py --best data/embedding/tower/best --out data/embedding/query.onnx
+    .venv-train/bin/python training/embedding/export.py --best data/embedding/tower/best \
+        --out data/embedding/query.onnx --quantized retrievers/dense/data/grepgraph-code-minilm-v1-query-dynint8.onnx
+
+The defaults are the shipped tower's recipe (2 epochs of 64 queries a step, peak learning rate 4e-5: 920 steps);
+``--base`` is the shipped model's weights as a folder, which ``from_onnx.py`` reads back from its file.
 
 ``documents`` embeds through the runtime's embedder and the shipped file (``retrievers/dense/data``), exactly as
 an index embeds: cards at its 256 word pieces, code views at 128. The training log holds the loss and, every
@@ -235,9 +239,9 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--work", type=Path, default=WORK, help="documents.npz, checkpoints/, best/, the log")
     parser.add_argument("--base", type=Path, default=DATA / "v1",
                         help="the shipped model's weights as a folder (from_onnx.py makes it from the file)")
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch", type=int, default=BATCH)
-    parser.add_argument("--learning-rate", type=float, default=2e-5)
+    parser.add_argument("--learning-rate", type=float, default=4e-5)
     parser.add_argument("--eval-every", type=int, default=100)
     parser.add_argument("--checkpoint-every", type=int, default=50)
     parser.add_argument("--max-steps", type=int)
