@@ -117,11 +117,6 @@ class MiniLMEmbedder:
         self.model_path()
         return self._model_id
 
-    @property
-    def query_model_id(self) -> str:
-        """Which model embeds queries: the query tower of a code model, else the documents' model."""
-        return CODE_MINILM_QUERY_MODEL_ID if self.code else self.model_id
-
     def model_path(self) -> Path:
         """The ONNX file this embedder runs: the quantized copy when asked for, else the unguarded (or packaged) one."""
         with self._path_lock:

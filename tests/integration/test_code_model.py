@@ -5,7 +5,7 @@ import shutil
 import numpy as np
 from grepgraph.retrievers.core.index_settings import IndexSettings
 from grepgraph.retrievers.dense.derived_models import quantized_model
-from grepgraph.retrievers.dense.embeddings import embedder_for
+from grepgraph.retrievers.dense.embeddings import embedder_for, query_model_for
 from grepgraph.retrievers.dense.minilm import (
     CODE_MINILM_MODEL_ID,
     CODE_MINILM_QUANTIZED_MODEL_ID,
@@ -55,7 +55,7 @@ def test_both_code_settings_embed_queries_with_the_pinned_query_tower_and_docume
     for name, documents_id in (("code-minilm", CODE_MINILM_MODEL_ID),
                                ("code-minilm-quantized", CODE_MINILM_QUANTIZED_MODEL_ID)):
         code = embedder_for(name)
-        assert code.model_id == documents_id and code.query_model_id == CODE_MINILM_QUERY_MODEL_ID
+        assert code.model_id == documents_id and query_model_for(name) == CODE_MINILM_QUERY_MODEL_ID
         query = code.embed_query(TEXTS[1])
         assert query.shape == (384,) and abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
         assert np.allclose(query, tower.embed([TEXTS[1]])[0], atol=1e-5)
@@ -64,7 +64,7 @@ def test_both_code_settings_embed_queries_with_the_pinned_query_tower_and_docume
         assert 0.7 < cosine < 0.9999
     # MiniLM has no tower: a query is embedded as a document.
     minilm = embedder_for("minilm")
-    assert minilm.query_model_id == MINILM_MODEL_ID
+    assert query_model_for("minilm") == "minilm"
     assert np.allclose(minilm.embed_query(TEXTS[1]), minilm.embed([TEXTS[1]])[0], atol=1e-6)
 
 

@@ -61,13 +61,22 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def gathered_texts(pairs: Path) -> dict[str, dict[str, int]]:
+def read_pairs(path: Path) -> list[dict]:
+    """The training lines ``pairs.py`` wrote."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def pair_texts(pair: dict, view: str) -> tuple[str, ...]:
+    """A training line's texts of one view: its gold's, then its hard negatives'."""
+    return (pair[view], *pair[f"negative_{view}s"])
+
+
+def gathered_texts(pairs: list[dict]) -> dict[str, dict[str, int]]:
     """Per view, every text of the training lines (golds and negatives) with its row, in first-seen order."""
     rows: dict[str, dict[str, int]] = {view: {} for view in VIEWS}
-    for line in pairs.read_text().splitlines():
-        pair = json.loads(line)
+    for pair in pairs:
         for view in VIEWS:
-            for text in (pair[view], *pair[f"negative_{view}s"]):
+            for text in pair_texts(pair, view):
                 rows[view].setdefault(text, len(rows[view]))
     return rows
 
@@ -91,7 +100,7 @@ def embed_documents(args: argparse.Namespace) -> None:
         for view, (_, texts) in view_texts(package).items():
             out[f"eval/{name}/{view}"] = embedder.embed(texts, max_tokens=cut[view])
     say(f"validation chunks embedded ({time.perf_counter() - started:.0f} s)")
-    for view, rows in gathered_texts(args.pairs).items():
+    for view, rows in gathered_texts(read_pairs(args.pairs)).items():
         out[f"train/{view}"] = embedder.embed(list(rows), max_tokens=cut[view])
         say(f"{len(rows)} training {view}s embedded ({time.perf_counter() - started:.0f} s)")
     args.work.mkdir(parents=True, exist_ok=True)
@@ -101,18 +110,16 @@ def embed_documents(args: argparse.Namespace) -> None:
 class Tower:
     """The training queries, their packages' frozen document vectors, and the loss of a batch."""
 
-    def __init__(self, pairs: Path, documents: np.lib.npyio.NpzFile) -> None:  # noqa: D107
+    def __init__(self, pairs: list[dict], documents: np.lib.npyio.NpzFile) -> None:  # noqa: D107
         import torch
 
         rows = gathered_texts(pairs)
         self.vectors = {view: torch.from_numpy(documents[f"train/{view}"]) for view in VIEWS}
         members: dict[str, dict[str, set[int]]] = defaultdict(lambda: {view: set() for view in VIEWS})
         self.queries: list[tuple[str, str, dict[str, int]]] = []
-        for line in pairs.read_text().splitlines():
-            pair = json.loads(line)
+        for pair in pairs:
             for view in VIEWS:
-                members[pair["package"]][view].update(rows[view][text]
-                                                      for text in (pair[view], *pair[f"negative_{view}s"]))
+                members[pair["package"]][view].update(rows[view][text] for text in pair_texts(pair, view))
             self.queries.append((pair["query"], pair["package"], {view: rows[view][pair[view]] for view in VIEWS}))
         self.members = {package: {view: torch.tensor(sorted(found[view])) for view in VIEWS}
                         for package, found in members.items()}
@@ -172,7 +179,7 @@ def train(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
     documents = np.load(args.work / "documents.npz")
-    tower = Tower(args.pairs, documents)
+    tower = Tower(read_pairs(args.pairs), documents)
     packages = validation_packages(args.eval_dir)
     batches = tower.batches(args.epochs, args.batch)
     total = len(batches)

@@ -38,7 +38,7 @@ def documents(pairs_file: Path) -> dict[str, np.ndarray]:
     """Random unit vectors in the rows :func:`query_tower.gathered_texts` gives, as ``documents`` writes them."""
     rng = np.random.default_rng(0)
     out = {}
-    for view, rows in query_tower.gathered_texts(pairs_file).items():
+    for view, rows in query_tower.gathered_texts(query_tower.read_pairs(pairs_file)).items():
         vectors = rng.normal(size=(len(rows), 32)).astype(np.float32)
         out[f"train/{view}"] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     return out
@@ -46,10 +46,10 @@ def documents(pairs_file: Path) -> dict[str, np.ndarray]:
 
 def test_texts_are_gathered_once_and_each_package_holds_only_its_own(pairs_file):
     """A text is one row however often it recurs; a query is scored only against its own package's rows."""
-    rows = query_tower.gathered_texts(pairs_file)
+    rows = query_tower.gathered_texts(query_tower.read_pairs(pairs_file))
     # "card read" is a negative in both packages: one row, a member of both.
     assert list(rows["card"]) == ["card open", "card close", "card read", "card parse", "card emit"]
-    tower = query_tower.Tower(pairs_file, documents(pairs_file))
+    tower = query_tower.Tower(query_tower.read_pairs(pairs_file), documents(pairs_file))
     members = {package: sorted(found["card"].tolist()) for package, found in tower.members.items()}
     assert members == {"alpha": [0, 1, 2], "beta": [2, 3, 4]}
     assert [(query, package, gold["card"]) for query, package, gold in tower.queries] == \
@@ -66,7 +66,7 @@ def test_steps_on_the_loss_bring_each_query_to_its_gold(pairs_file):
                                      intermediate_size=64)
     torch.manual_seed(0)
     encoder = Encoder(transformers.BertModel(config))
-    tower = query_tower.Tower(pairs_file, documents(pairs_file))
+    tower = query_tower.Tower(query_tower.read_pairs(pairs_file), documents(pairs_file))
     optimiser = torch.optim.AdamW(encoder.model.parameters(), lr=1e-3)
     batch = [0, 1, 2]
     first = tower.loss(encoder, batch, 16)
