@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar, get_args, get_origin
 
+from grepgraph.retrievers.core.results import DEFAULT_LIMIT
 from grepgraph.retrievers.query.limits import (
     MAX_GLOB_CHARS,
     MAX_GLOBS,
@@ -34,7 +35,6 @@ Mode = Literal["auto", "literal", "regex"]
 Focus = Literal["implementation", "tests", "all"]
 MODES: tuple[str, ...] = get_args(Mode)
 FOCUS_VALUES: tuple[str, ...] = get_args(Focus)
-DEFAULT_LIMIT = 10
 # Ranked results; literal and regex searches list matching lines, of which a caller may want many more.
 MAX_LIMIT = 100
 MAX_MATCH_LIMIT = 1_000

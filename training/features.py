@@ -43,8 +43,8 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -55,6 +55,7 @@ ROOT = TRAINING.parent
 sys.path.insert(0, str(ROOT))
 
 from grepgraph.retrievers.core.model import CALLABLE_KINDS, CLASS_LIKE_KINDS, TYPE_KINDS  # noqa: E402
+from grepgraph.retrievers.dense.minilm import MiniLMEmbedder  # noqa: E402
 from grepgraph.retrievers.rank.learned import COLUMNS  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.source.languages import is_documentation  # noqa: E402
@@ -283,8 +284,33 @@ def name_queries(record: dict, index: CodeIndex) -> list[dict]:
     return queries
 
 
+@contextmanager
+def queries_for_the_fit(split: str) -> Iterator[None]:
+    """A train package's queries embedded by the document model, not by the code models' query tower.
+
+    The tower was trained on the train split's queries: their cosines through it are in-sample, and a blend fitted
+    on them leaned on the vectors more than unseen queries bear out (it read lower on validation, BENCHMARKS.md,
+    2026-11-29). The validation split is searched as a user's query is, through the tower.
+    """
+    if split != "train":
+        yield
+        return
+    tower = MiniLMEmbedder.embed_query
+    setattr(MiniLMEmbedder, "embed_query", lambda self, text: self.embed([text])[0])  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(MiniLMEmbedder, "embed_query", tower)  # noqa: B010
+
+
 def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) -> dict[str, np.ndarray]:
     """Every query's pooled candidates with their columns and labels, and the shipped ranking's and BM25's ranks."""
+    with queries_for_the_fit(record["split"]):
+        return gather_searched(record, corpus, index, queries)
+
+
+def gather_searched(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) -> dict[str, np.ndarray]:
+    """:func:`gather`'s search of every query, with the query embedding :func:`queries_for_the_fit` chose."""
     searcher = Searcher(index)
     rows, query_of, labels, ruler_labels, tests, docs, groups = [], [], [], [], [], [], []
     per_query: dict[str, list] = defaultdict(list)

@@ -472,10 +472,16 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
     ``ignored`` columns are out of the features: too few training queries set them, or the command left them out.
     """
     features = supported(FEATURE_SETS[chosen["features"]], ignored)
+    models = {
+        "full": {"features": list(features), "weights": [round(float(w), 6) for w in full]},
+        "lexical": {"features": list(without_dense(features)), "weights": [round(float(w), 6) for w in lexical]},
+    }
     data = {
         "version": time.strftime("%Y%m%d") + f"-{chosen['features']}-{chosen['loss']}"
                    + ("-definitions" if labels == "label" else "")  # apart from the fits on the rulers' rule
-                   + (f"-credit{container_credit:g}" if container_credit else ""),
+                   + (f"-credit{container_credit:g}" if container_credit else "")
+                   # two fits of one day are two versions
+                   + "-" + hashlib.sha256(json.dumps(models, sort_keys=True).encode()).hexdigest()[:8],
         "command": command,
         "manifest_sha256": manifest_digest(),
         "embedding_model": EMBEDDING,
@@ -487,10 +493,7 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                      "labels": labels, "container_credit": container_credit,
                      "queries_with_column": counts},
         "ignored": sorted(ignored),
-        "models": {
-            "full": {"features": list(features), "weights": [round(float(w), 6) for w in full]},
-            "lexical": {"features": list(without_dense(features)), "weights": [round(float(w), 6) for w in lexical]},
-        },
+        "models": models,
     }
     path.write_text(json.dumps(data, indent=1) + "\n")
 

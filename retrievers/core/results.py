@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing_extensions import NotRequired, TypedDict
 
 SCORE_DIGITS = 4
+# Results a search returns unless the caller asks for another number (the graph, the CLI, MCP, the Searcher).
+DEFAULT_LIMIT = 10
 
 
 class CodeResult(TypedDict):

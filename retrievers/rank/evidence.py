@@ -13,7 +13,7 @@ from ..lexical.tokenize import MIN_COMPOUND_PART, compound_words, split_identifi
 from ..query.parsing import TRACEBACK_FRAME, code_tokens, mentioned_paths
 from ..store.snapshot import IndexSnapshot
 from .learned import PoolRow
-from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS, SYMBOL_EXACT_BONUS, SYMBOL_PREFIX_BONUS
+from .ranking import MAX_CALL_ANCHORS, MAX_CALL_SITES, MAX_QUERY_SYMBOLS
 
 # Kinds whose name is no definition's (a module's file name, a text window's): no name coverage.
 NAMELESS_KINDS = frozenset({"module", "text"})
@@ -60,55 +60,63 @@ def name_parts(name: str) -> tuple[tuple[str, str], ...]:
     return tuple((part, stem(part)) for part in split_identifier(name) if len(part) > 1)
 
 
-def symbol_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
-    """Chunks whose name or qualified symbol the query spells out (exact > prefix)."""
-    matches: dict[int, float] = {}
+def symbol_matches(snapshot: IndexSnapshot, query: str) -> tuple[dict[int, float], dict[int, float]]:
+    """Chunks whose name the query spells out or begins, and those of them it names exactly: ``(named, exact)``.
+
+    A bare name (``parse_args``) names each definition of that name exactly; a qualified one (``Store.save``)
+    only those whose symbol ends with it. What a match is worth, exact or not, is the learned blend's to weigh.
+    """
+    named: dict[int, float] = {}
+    exact: dict[int, float] = {}
     for token in code_tokens(query)[:MAX_QUERY_SYMBOLS]:
         name = token.rsplit(".", 1)[-1]
         if len(name) < 3:
             continue
+        wanted = token.lower()
         for chunk_id, symbol in snapshot.connection.execute(
             "SELECT id, symbol FROM chunks WHERE name = ? COLLATE NOCASE AND kind NOT IN ('module', 'text')",
             (name,),
         ):
-            exact = symbol.lower() == token.lower() or symbol.lower().endswith("." + token.lower())
-            bonus = SYMBOL_EXACT_BONUS if exact or "." not in token else SYMBOL_PREFIX_BONUS
-            matches[chunk_id] = max(matches.get(chunk_id, 0.0), bonus)
+            named[chunk_id] = 1.0
+            if "." not in token or symbol.lower() == wanted or symbol.lower().endswith("." + wanted):
+                exact[chunk_id] = 1.0
         if len(name) >= 5:
             for (chunk_id,) in snapshot.connection.execute(
                 "SELECT id FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
                 (name.replace("_", "\\_") + "%",),
             ):
-                matches.setdefault(chunk_id, SYMBOL_PREFIX_BONUS)
-    return matches
+                named[chunk_id] = 1.0
+    return named, exact
 
 
-def mention_matches(snapshot: IndexSnapshot, query: str) -> dict[int, float]:
-    """Chunks in files the query names, with a stronger bonus for traceback frames' functions."""
+def mention_matches(snapshot: IndexSnapshot, query: str) -> tuple[dict[int, float], dict[int, float]]:
+    """Chunks in files the query names, and those of them a traceback frame of it names: ``(mentioned, frames)``."""
     mentions = mentioned_paths(query)
     if not mentions:
-        return {}
+        return {}, {}
     files = snapshot.path_names().files_mentioned(mentions)
     if not files:
-        return {}
-    frames = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
-    matches: dict[int, float] = {}
+        return {}, {}
+    named = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
+    mentioned: dict[int, float] = {}
+    frames: dict[int, float] = {}
     for paths, marks in batched(sorted(files)):
-        for chunk_id, name, kind in snapshot.connection.execute(
-            f"SELECT id, name, kind FROM chunks WHERE path IN ({marks})", paths  # noqa: S608
+        for chunk_id, name in snapshot.connection.execute(
+            f"SELECT id, name FROM chunks WHERE path IN ({marks})", paths  # noqa: S608
         ):
-            matches[chunk_id] = 1.0 if name in frames else 0.5
-    return matches
+            mentioned[chunk_id] = 1.0
+            if name in named:
+                frames[chunk_id] = 1.0
+    return mentioned, frames
 
 
-def call_anchors(symbols: dict[int, float], mentions: dict[int, float]) -> list[int]:
+def call_anchors(exact_symbols: Iterable[int], frames: Iterable[int]) -> list[int]:
     """The definitions a query names most surely: its traceback's frames, then names it spells out exactly.
 
     Only when they are few: a name defined in many places (``get``) anchors nothing.
     """
-    frames = [chunk_id for chunk_id, value in mentions.items() if value >= 1.0]
-    named = [chunk_id for chunk_id, value in symbols.items() if value >= SYMBOL_EXACT_BONUS]
-    for group in (frames + named, frames):
+    framed = list(frames)
+    for group in (framed + list(exact_symbols), framed):
         anchors = list(dict.fromkeys(group))
         if len(anchors) <= MAX_CALL_ANCHORS:
             return anchors

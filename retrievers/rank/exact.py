@@ -3,14 +3,16 @@
 A query that pastes a line (``raise ValueError("unknown mode")``), quotes a message or holds a
 traceback's source lines names places in the code exactly; each occurrence counts for the
 innermost definition around it. Spacing may differ from the code (indentation, spaces around
-punctuation), for a little less evidence. A pasted message that shows other values than the code's
-(``URL component 'path' too long`` for ``f"URL component '{key}' too long"``) is found through its template:
-the definition whose string literal the message fits (see :mod:`retrievers.rank.printers`).
+punctuation); such a find is told apart from one spaced as pasted. A pasted message that shows other
+values than the code's (``URL component 'path' too long`` for ``f"URL component '{key}' too long"``) is
+found through its template: the definition whose string literal the message fits (see
+:mod:`retrievers.rank.printers`).
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from ..grep.patterns import PHRASE_TOKEN, plain_pattern, tolerant_pattern
 from ..grep.scan import candidate_lines
@@ -49,10 +51,6 @@ WH_WORDS = frozenset("how what where why which when who whom whose".split())
 AUXILIARIES = frozenset("does do did is are was were can could should would will".split())
 # Any of these in a text makes it code-like: brackets, operators, quotes, dotted or snake/camel names.
 CODE_MARK = re.compile(r"[()\[\]{}=;:<>\"'`]|\w[._]\w|[a-z][A-Z]")
-TOLERANT_EVIDENCE = 0.9
-# A message found through its template (the values differ from the code's) is evidence this much times the fit:
-# below text found as pasted (the learned blend also reads ``exact_verbatim``).
-TEMPLATE_EVIDENCE = 0.8
 
 
 def exact_phrases(query: str) -> list[str]:
@@ -100,11 +98,11 @@ def is_prose_question(text: str) -> bool:
     return first in WH_WORDS or (first in AUXILIARIES and text.rstrip().endswith("?"))
 
 
-def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> list[tuple[str, int, float]]:
-    """``(path, line, evidence)`` where ``phrase`` occurs; empty when it is everywhere or nowhere.
+def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> list[tuple[str, int, bool]]:
+    """``(path, line, verbatim)`` where ``phrase`` occurs; empty when it is everywhere or nowhere.
 
-    An occurrence spaced exactly as pasted is worth 1.0; one that differs in whitespace only,
-    ``TOLERANT_EVIDENCE`` (so ``Item=Self`` pasted beats ``Item = Self`` elsewhere).
+    ``verbatim``: spaced exactly as pasted, not only with other whitespace (so the blend can rank ``Item=Self``
+    pasted above ``Item = Self`` elsewhere).
 
     A phrase without a word of three characters (``"0 1 x 2",``) has nothing for the trigram index:
     every text is scanned, if the phrase has enough tokens to be worth it.
@@ -115,9 +113,9 @@ def exact_locations(store: TextStore, phrase: str, paths: list[str] | None) -> l
     if pattern is None or (not pattern.literals and len(PHRASE_TOKEN.findall(phrase)) < MIN_SCAN_TOKENS):
         return []
     verbatim = phrase.encode("utf-8", "replace")
-    found: list[tuple[str, int, float]] = []
+    found: list[tuple[str, int, bool]] = []
     for path, data, line, _, _, start, end in candidate_lines(store, pattern, paths):
-        found.append((path, line, 1.0 if verbatim in data[start:end] else TOLERANT_EVIDENCE))
+        found.append((path, line, verbatim in data[start:end]))
         if len(found) > MAX_EXACT_LOCATIONS:
             return []
     return found
@@ -136,40 +134,49 @@ def is_printed_message(phrase: str) -> bool:
 
 
 def printed_message_evidence(store: TextStore, phrase: str, paths: list[str] | None) -> dict[int, float]:
-    """Chunk ids whose message template ``phrase`` fits (see :func:`is_printed_message`), by how well."""
+    """Chunk ids whose message template ``phrase`` fits (see :func:`is_printed_message`), by how well (the fit)."""
     if not is_printed_message(phrase):
         return {}
     message = normalized(phrase)
     runs = literal_runs(message) + delimited_runs(message) + word_runs(message)
     fits = find_printers(store, runs, [message], paths).fits
-    return {chunk_id: TEMPLATE_EVIDENCE * fit for chunk_id, fit in fits.items() if fit >= MIN_TEMPLATE_FIT}
+    return {chunk_id: fit for chunk_id, fit in fits.items() if fit >= MIN_TEMPLATE_FIT}
 
 
-def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) -> dict[int, float]:
+class PastedEvidence(NamedTuple):
+    """What a query's pasted parts find, by chunk id: the evidence a blend weighs."""
+
+    found: dict[int, float]  # holds a part (1.0, whatever its spacing), or fits a pasted message's template (the fit)
+    verbatim: dict[int, float]  # holds a part spaced exactly as pasted (1.0)
+
+
+def exact_chunk_evidence(store: TextStore, query: str, paths: list[str] | None) -> PastedEvidence:
     """Chunk ids holding a part of ``query`` verbatim: the innermost definition around each occurrence.
 
     A line no chunk covers counts for the file's module chunk, else the nearest definition. A pasted message
     found nowhere as it reads is looked up by its template (:func:`printed_message_evidence`).
     """
     connection = store.connection
-    evidence: dict[int, float] = {}
-    found: list[str] = []
+    evidence = PastedEvidence({}, {})
+    done: list[str] = []
     for phrase in exact_phrases(query):
         words = " ".join(phrase.split())
-        if any(words in longer for longer in found):
+        if any(words in longer for longer in done):
             continue  # a quoted string inside a pasted line already found: it would only add noise
         locations = exact_locations(store, phrase, paths)
         if not locations:
             printed = printed_message_evidence(store, phrase, paths)
-            for chunk_id, value in printed.items():
-                evidence[chunk_id] = max(evidence.get(chunk_id, 0.0), value)
+            for chunk_id, fit in printed.items():
+                evidence.found[chunk_id] = max(evidence.found.get(chunk_id, 0.0), fit)
             if printed:
-                found.append(words)  # its quoted values are no phrases of their own
+                done.append(words)  # its quoted values are no phrases of their own
             continue
-        found.append(words)
+        done.append(words)
         spans = chunk_spans(connection, list(dict.fromkeys(path for path, _, _ in locations)))
-        for path, line, value in locations:
+        for path, line, verbatim in locations:
             span = enclosing(spans[path], line)
             if span is not None:
-                evidence[span.chunk_id] = max(evidence.get(span.chunk_id, 0.0), value)
+                evidence.found[span.chunk_id] = 1.0
+                if verbatim:
+                    evidence.verbatim[span.chunk_id] = 1.0
     return evidence

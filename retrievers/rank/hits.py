@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..core.model import TYPE_KINDS
+from ..core.results import SCORE_DIGITS
 from ..core.sql import batched
 from .learned import PoolRow, owner_of
 from .ranking import Hit
@@ -30,7 +31,7 @@ def hydrate(connection: sqlite3.Connection, ranked: list[tuple[int, float]], com
             continue
         hits.append(Hit(chunk_id, score, row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
                         row[8], row[9], row[10],
-                        {name: round(values[chunk_id], 4) for name, values in components.items()
+                        {name: round(values[chunk_id], SCORE_DIGITS) for name, values in components.items()
                          if chunk_id in values}))
     return hits
 

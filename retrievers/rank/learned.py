@@ -31,15 +31,19 @@ BLEND_FILE = Path(__file__).with_name("learned_blend.json")
 # the setting); a model without one (MiniLM quantized, Ollama) is scored with the MiniLM fit.
 # Evidence the Searcher gathers, by component name (absent means 0).
 EVIDENCE = ("card", "code", "bm25", "name", "symbol", "mention", "calls", "message", "exact")
+# ... and which of those finds are the surest, as 0/1 evidence of their own: the blend learns what each is worth.
+EVIDENCE_FLAGS = (
+    "symbol_exact",  # the query spells out the qualified name (not only a prefix of it)
+    "mention_frame",  # a traceback frame of the query names this definition
+    "exact_verbatim",  # pasted text found spaced as pasted (not only with other whitespace)
+)
 # The evidence a type is also described by: the best value among its methods in the pool.
 MEMBER_EVIDENCE = ("card", "code", "bm25", "name")
 # The candidate's language, as a 0/1 column each (tsx counts as TypeScript): evidence weighs differently per language.
 LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
 CANDIDATE_COLUMNS = (
     *EVIDENCE,
-    "symbol_exact",  # the query spells out the qualified name (not only a prefix of it)
-    "mention_frame",  # a traceback frame of the query names this definition
-    "exact_verbatim",  # pasted text found as written (not with other spacing, not through a template)
+    *EVIDENCE_FLAGS,
     "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
     *(f"member_{name}" for name in MEMBER_EVIDENCE),
     "exception_type",  # an exception type of the repository, for a query worded like one's description
@@ -129,10 +133,7 @@ def candidate_columns(ids: list[int], rows: dict[int, PoolRow], components: dict
             return np.zeros(size)
         return np.fromiter(map(values.get, ids, repeat(0.0)), dtype=np.float64, count=size)
 
-    columns = {name: evidence(name) for name in EVIDENCE}
-    columns["symbol_exact"] = (columns["symbol"] >= 1.0).astype(np.float64)
-    columns["mention_frame"] = (columns["mention"] >= 1.0).astype(np.float64)
-    columns["exact_verbatim"] = (columns["exact"] >= 1.0).astype(np.float64)
+    columns = {name: evidence(name) for name in (*EVIDENCE, *EVIDENCE_FLAGS)}
     traits = trait_matrix(found)
     columns.update({name: traits[:, index] for index, name in enumerate(TRAIT_COLUMNS)})
     groups = pool_groups(found)

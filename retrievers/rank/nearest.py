@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from ..core.errors import vector_backend_errors
+from ..core.sql import batched
 from ..dense.breaker import VectorsBreaker
 from ..store.index import CodeIndex
 from ..store.snapshot import IndexSnapshot
@@ -157,9 +158,7 @@ def keys_to_chunks(snapshot: IndexSnapshot, view: str, key_scores: dict[str, flo
     column = "card_key" if view == "card" else "code_key"
     keys = list(key_scores)
     found: dict[int, float] = {}
-    for start in range(0, len(keys), 500):
-        batch = keys[start : start + 500]
-        marks = ",".join("?" * len(batch))
+    for batch, marks in batched(keys):
         for chunk_id, key in snapshot.connection.execute(
             f"SELECT id, {column} FROM chunks WHERE {column} IN ({marks})", batch  # noqa: S608
         ):

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from ..core.results import CodeResult, code_result
 
-LEXICAL_CANDIDATES = 100
-DENSE_CANDIDATES = 100
+# Each candidate list (BM25's, each vector view's) before blending.
+CANDIDATES = 100
 # Ranked candidates kept before the cut; the graph's retrieve asks for as many, so its rerank window (20) and
 # fusion have room (see candidate_depth).
 CANDIDATE_DEPTH = 50
@@ -22,8 +22,6 @@ MAX_QUERY_SYMBOLS = 12
 MAX_CALL_ANCHORS = 6
 # Call sites of one anchor resolved at most: a name called everywhere costs no more than a rare one.
 MAX_CALL_SITES = 40
-SYMBOL_EXACT_BONUS = 1.0
-SYMBOL_PREFIX_BONUS = 0.4
 # Out of focus (a test under ``implementation``, the rest under ``tests``) a score takes this factor; so do
 # documentation and config windows under ``implementation`` (not implementation either), once more. The learned
 # blend weighs the focus with its own fitted factor; grep and a caller's own weights use this one.

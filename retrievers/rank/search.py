@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.deadline import NO_DEADLINE, Deadline
 from ..core.errors import IndexMissing, vector_backend_errors
+from ..core.results import DEFAULT_LIMIT
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
@@ -40,7 +41,7 @@ from .evidence import (
     resolved_callers,
     symbol_matches,
 )
-from .exact import exact_chunk_evidence, is_code_block
+from .exact import PastedEvidence, exact_chunk_evidence, is_code_block
 from .fusion import max_normalise, reciprocal_rank_fusion, weighted_blend
 from .gathered import Gathered, LexicalSignal
 from .hits import hydrate, owner_types, pool_rows, scored_hits
@@ -48,9 +49,8 @@ from .learned import EVIDENCE, PoolRow, QueryShape, blend_file, load_blend
 from .messages import template_evidence
 from .nearest import NearestVectors
 from .ranking import (
-    DENSE_CANDIDATES,
+    CANDIDATES,
     FOCUS_DEMOTION,
-    LEXICAL_CANDIDATES,
     LONG_QUERY_DENSE_CHARS,
     LONG_QUERY_TERM_REPEAT_CAP,
     LONG_QUERY_WORDS,
@@ -131,7 +131,7 @@ class Searcher:
         return self._snapshots.in_use
 
     # ----------------------------------------------------------------- components
-    def lexical_scores(self, query_tokens: list[str], k: int = LEXICAL_CANDIDATES,
+    def lexical_scores(self, query_tokens: list[str], k: int = CANDIDATES,
                        allowed: np.ndarray | None = None, *,
                        generation: str | None = None) -> tuple[dict[int, float], LexicalSignal]:
         """Top-``k`` chunk ids by BM25 (among ``allowed`` ids, if given) and the raw score signal."""
@@ -148,7 +148,7 @@ class Searcher:
                                generation=snapshot.generation)
         return found, signal
 
-    def dense_scores(self, text: str, k: int = DENSE_CANDIDATES) -> dict[str, dict[int, float]]:
+    def dense_scores(self, text: str, k: int = CANDIDATES) -> dict[str, dict[int, float]]:
         """Top-``k`` chunk ids by cosine similarity, per embedded view."""
         with self._snapshots.hold() as snapshot:
             return self._vectors.nearest(snapshot, text, k)[0]
@@ -159,9 +159,9 @@ class Searcher:
             return name_coverage(snapshot, query_tokens, pool)
 
     # ----------------------------------------------------------------- search
-    def search(self, query: str, limit: int = 10, *, keywords: list[str] | None = None,
+    def search(self, query: str, limit: int = DEFAULT_LIMIT, *, keywords: list[str] | None = None,
                dense_text: str | None = None, focus: str = "implementation",
-               candidates: int = LEXICAL_CANDIDATES, weights: dict[str, float] | None = None,
+               candidates: int = CANDIDATES, weights: dict[str, float] | None = None,
                fusion: str = "blend", dense: bool = True, kind_priors: bool = True,
                scope: Scope | None = None, exact: bool = True, generation: str | None = None,
                focus_demotion: float = FOCUS_DEMOTION, depth: int | None = None,
@@ -226,7 +226,7 @@ class Searcher:
             hit.score *= focus_factor(focus, hit.is_test, is_documentation(hit.path, hit.kind), focus_demotion)
         return collapse_duplicates(hits)[:limit], found.signal
 
-    def candidate_table(self, query: str, *, candidates: int = LEXICAL_CANDIDATES,
+    def candidate_table(self, query: str, *, candidates: int = CANDIDATES,
                         dense: bool = True) -> tuple[list[Hit], dict[str, np.ndarray]]:
         """Every pooled candidate of a query with the learned blend's columns (for fitting it; ``hits[i]`` is row i)."""
         check_query_length(query)
@@ -260,7 +260,7 @@ class Searcher:
         lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
         pasted_block = long_query and is_code_block(query)
         deadline.check("the evidence stage")
-        symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
+        symbols, exact_symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
         type_chance = type_probability(query) if kind_priors else None
         described = kind_of(type_chance)
         exceptions = snapshot.exception_types() if kind_priors and describes_exception(query) else {}
@@ -270,26 +270,27 @@ class Searcher:
         head = head_phrase(query) if kind_priors else []
         # "Checker which ...": opening with the name of a base class describes a kind of it.
         subclasses = subclasses_named_by(snapshot.connection, head if described == "type" else head[:1])
-        mentions = mention_matches(snapshot, query)
+        mentions, frames = mention_matches(snapshot, query)
         store = TextStore(snapshot.connection, snapshot.text_cache)
-        pasted = exact_chunk_evidence(store, query, paths) if learned and exact else {}
+        pasted = exact_chunk_evidence(store, query, paths) if learned and exact else PastedEvidence({}, {})
         if allowed is not None:
-            symbols, mentions = within(symbols, allowed), within(mentions, allowed)
+            symbols, exact_symbols = within(symbols, allowed), within(exact_symbols, allowed)
+            mentions, frames = within(mentions, allowed), within(frames, allowed)
         if weights is None:
             weights = dict.fromkeys(EVIDENCE, 1.0)  # the model weighs every evidence: gather all of it
-        calls = resolved_callers(snapshot, call_anchors(symbols, mentions)) if weights.get("calls") else {}
+        calls = resolved_callers(snapshot, call_anchors(exact_symbols, frames)) if weights.get("calls") else {}
         printed = template_evidence(store, query, paths) if weights.get("message") else {}
         if allowed is not None:
             calls = within(calls, allowed)
         # The pool but for the vectors' nearest; the learned path reads its rows while the query may still embed.
-        pool = set(lexical) | set(symbols) | set(pasted) | set(calls) | set(printed)
+        pool = set(lexical) | set(symbols) | set(pasted.found) | set(calls) | set(printed)
         if len(exceptions) <= MAX_EXCEPTION_CANDIDATES:
             pool |= set(exceptions)
         words = name_evidence(query, tokens)
         rows: dict[int, PoolRow] = {}
         names: dict[int, float] = {}
         if learned:
-            pool |= {c for c, v in mentions.items() if v >= 1.0}  # traceback frames rank with full evidence
+            pool |= set(frames)  # traceback frames rank with full evidence
             names = self._read_rows_and_names(snapshot, pool, rows, words, allowed)
         deadline.check("the dense stage")
         cosines, query_vector = self._vectors.finish(snapshot, nearest) if nearest else ({}, None)
@@ -320,11 +321,14 @@ class Searcher:
         missing_lexical = [c for c in pool if c not in lexical]
         lexical_all = {**lexical, **(bm25.of(missing_lexical) if tokens else {})}
         components: dict[str, dict[int, float]] = {
-            "exact": pasted,
+            "exact": pasted.found,
+            "exact_verbatim": pasted.verbatim,
             "bm25": max_normalise(lexical_all),
             "name": names,
             "symbol": symbols,
-            "mention": {c: v for c, v in mentions.items() if c in pool or v >= 1.0},
+            "symbol_exact": exact_symbols,
+            "mention": {c: v for c, v in mentions.items() if c in pool or c in frames},
+            "mention_frame": frames,
             "calls": calls,
             "message": printed,
             **{view: {c: max(v, 0.0) for c, v in scores.items()} for view, scores in cosines.items()},
@@ -379,7 +383,7 @@ class Searcher:
         with self._snapshots.hold() as snapshot:
             return snapshot.scope_filter(scope)
 
-    def grep(self, text: str, mode: str = "literal", limit: int = 10, *, focus: str = "implementation",
+    def grep(self, text: str, mode: str = "literal", limit: int = DEFAULT_LIMIT, *, focus: str = "implementation",
              scope: Scope | None = None, focus_demotion: float = FOCUS_DEMOTION) -> GrepAnswer:
         """Every line matching a literal or RE2 regex, ranked (see :mod:`retrievers.grep.lines`), the best ``limit``.
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from grepgraph.retrievers.rank.evidence import call_anchors
+from grepgraph.retrievers.rank.evidence import call_anchors, symbol_matches
 
 from tests.conftest import lexical_searcher
 
@@ -52,9 +52,36 @@ def test_a_resolved_caller_of_a_traceback_frame_gets_caller_evidence(tmp_path: P
 
 
 def test_anchors_are_frames_and_exact_names_only_while_few():
-    frames = {1: 1.0, 2: 0.5}
-    exact = {3: 1.0, 4: 0.4}
+    frames = {1: 1.0}
+    exact = {3: 1.0}
     assert call_anchors(exact, frames) == [1, 3]
     many = {chunk_id: 1.0 for chunk_id in range(10, 30)}
     assert call_anchors(many, frames) == [1]  # a name defined everywhere anchors nothing; the frame still does
     assert call_anchors(many, {}) == []
+
+
+STORES = '''
+class Store:
+    def persist(self, item):
+        return item
+
+
+class Archive:
+    def persist(self, item):
+        return item
+
+    def persist_all(self, items):
+        return [self.persist(item) for item in items]
+'''
+
+
+def test_a_qualified_name_is_matched_exactly_and_its_namesakes_only_by_name(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"stores.py": STORES}) as searcher, searcher.reading() as snapshot:
+        symbols = dict(snapshot.connection.execute("SELECT id, symbol FROM chunks"))
+        named, exact = symbol_matches(snapshot, "why does Store.persist drop the item")
+        bare_named, bare_exact = symbol_matches(snapshot, "who calls persist_all")
+    assert {symbols[chunk_id] for chunk_id in named} == {"Store.persist", "Archive.persist", "Archive.persist_all"}
+    assert {symbols[chunk_id] for chunk_id in exact} == {"Store.persist"}
+    assert set(named.values()) == set(exact.values()) == {1.0}  # what each is worth is the blend's to learn
+    assert {symbols[chunk_id] for chunk_id in bare_exact} == {"Archive.persist_all"} == {
+        symbols[chunk_id] for chunk_id in bare_named}

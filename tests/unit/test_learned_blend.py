@@ -46,10 +46,11 @@ def test_a_type_carries_its_best_members_evidence_and_nobody_elses():
     assert columns["member_bm25"].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
 
 
-def test_exact_symbol_frame_and_verbatim_evidence_are_told_apart():
+def test_exact_symbol_frame_and_verbatim_evidence_are_columns_of_their_own():
     rows = {1: PoolRow("a.py", "f", "function"), 2: PoolRow("a.py", "g", "function")}
-    _, columns = columns_of({"symbol": {1: 1.0, 2: 0.4}, "mention": {1: 1.0, 2: 0.5}, "exact": {1: 1.0, 2: 0.9}},
-                            rows)
+    _, columns = columns_of({"symbol": {1: 1.0, 2: 1.0}, "symbol_exact": {1: 1.0}, "mention": {1: 1.0, 2: 1.0},
+                             "mention_frame": {1: 1.0}, "exact": {1: 1.0, 2: 1.0}, "exact_verbatim": {1: 1.0}}, rows)
+    assert columns["symbol"].tolist() == [1.0, 1.0]
     assert columns["symbol_exact"].tolist() == [1.0, 0.0]
     assert columns["mention_frame"].tolist() == [1.0, 0.0]
     assert columns["exact_verbatim"].tolist() == [1.0, 0.0]

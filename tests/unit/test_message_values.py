@@ -236,7 +236,8 @@ def test_a_quoted_value_of_a_message_found_by_its_template_is_no_phrase_of_its_o
         store = TextStore(snapshot.connection, snapshot.text_cache)
         evidence = exact_chunk_evidence(store, "Unknown option 'dry run' for command sync", None)
         symbols = dict(snapshot.connection.execute("SELECT id, symbol FROM chunks"))
-    assert {symbols[chunk_id] for chunk_id in evidence} == {"parse_option"}
+    assert {symbols[chunk_id] for chunk_id in evidence.found} == {"parse_option"}
+    assert not evidence.verbatim  # found through its template, not as pasted
 
 
 PATTERNS = '''
@@ -294,3 +295,25 @@ def test_a_pasted_message_ranks_its_raise_first_in_a_lexical_index(tmp_path: Pat
         words, _ = searcher.search("Unknown option for command", limit=3)
     assert hits[0].symbol == "parse_option" and hits[0].components["exact"] > 0
     assert not any(hit.components.get("exact") for hit in words)  # no value printed: no message lookup
+
+
+SPACED = '''
+def tight(items):
+    total = sum(x*2 for x in items if x>0)
+    return total
+
+
+def loose(items):
+    total = sum(x * 2 for x in items if x > 0)
+    return total
+'''
+
+
+def test_a_pasted_line_found_with_other_spacing_is_found_but_not_verbatim(tmp_path: Path):
+    with lexical_searcher(tmp_path, {"spaced.py": SPACED}) as searcher, searcher.reading() as snapshot:
+        store = TextStore(snapshot.connection, snapshot.text_cache)
+        evidence = exact_chunk_evidence(store, "total = sum(x * 2 for x in items if x > 0)", None)
+        symbols = dict(snapshot.connection.execute("SELECT id, symbol FROM chunks"))
+    assert {symbols[chunk_id] for chunk_id in evidence.found} == {"tight", "loose"}
+    assert {symbols[chunk_id] for chunk_id in evidence.verbatim} == {"loose"}
+    assert set(evidence.found.values()) == {1.0}  # the blend weighs verbatim spacing through its own column

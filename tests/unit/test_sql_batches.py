@@ -39,10 +39,11 @@ def test_a_query_that_names_more_files_than_sqlite_binds_at_once(tmp_path: Path)
         try:
             snapshot.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, OLD_LIMIT)
             query = "Traceback: " + " ".join(files)
-            matched = mention_matches(snapshot, query)
+            matched, frames = mention_matches(snapshot, query)
             paths = {path for (path,) in snapshot.connection.execute("SELECT path FROM chunks")}
             assert paths == set(files)
             assert len(matched) == len(list(snapshot.connection.execute("SELECT id FROM chunks")))
+            assert not frames  # no traceback frame names a handler
             names = name_coverage(snapshot, ["handler"], set(matched))
             assert len(names) == len(files)  # each handler_<n> uses the word
         finally:
