@@ -24,7 +24,7 @@ from grepgraph.retrievers.core.settings import (
 )
 from grepgraph.retrievers.core.settings import setting as _setting
 from grepgraph.retrievers.rank.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
-from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION
+from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION, LONG_QUERY_WORDS
 
 
 @dataclass(kw_only=True)
@@ -71,7 +71,9 @@ class Context:
     rewrite_stopword_ratio: float = _setting(
         0.45, "Prose with more function words (a, the, of, is...) than this share is rewritten."
     )
-    rewrite_long_query_words: int = _setting(60, "Inputs longer than this (issue reports) are rewritten.")
+    rewrite_long_query_words: int = _setting(
+        LONG_QUERY_WORDS, "Inputs longer than this (issue reports) are rewritten."
+    )
     strong_lexical_score: float = _setting(
         8.0, "BM25 top score at or above which (with a clear gap) the query is already well matched."
     )

@@ -19,6 +19,7 @@ from grepgraph.retrievers.lexical.tokenize import (
 )
 from grepgraph.retrievers.query.parsing import code_tokens, is_code_like
 from grepgraph.retrievers.query.shape import is_question
+from grepgraph.retrievers.rank.ranking import LONG_QUERY_WORDS
 
 ENTITY_WORDS = frozenset(
     "parameter parameters argument arguments method methods class classes function functions attribute "
@@ -189,7 +190,7 @@ def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
     Quoted text and code spans are never split, nor is a pasted message, code line or traceback.
     """
     text = " ".join(query.split())
-    if len(text.split()) > 60 or max_parts < 2 or looks_pasted(text):
+    if len(text.split()) > LONG_QUERY_WORDS or max_parts < 2 or looks_pasted(text):
         return [text], "single"
     masked, spans = _mask_spans(text)
     # "and", "then", "when" inside a statement ("Called when the context closes and ...") join

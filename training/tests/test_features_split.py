@@ -12,15 +12,17 @@ from grepgraph.retrievers.dense.minilm import MiniLMEmbedder  # noqa: E402
 class Embedded:
     """Records what it was asked to embed as a document."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # noqa: D107
         self.documents: list[list[str]] = []
 
     def embed(self, texts: list[str]) -> list[str]:
+        """A document vector's stand-in per text, each call recorded."""
         self.documents.append(texts)
         return [f"document vector of {text}" for text in texts]
 
 
 def test_a_train_packages_queries_are_embedded_as_documents_and_the_tower_comes_back():
+    """Inside, a query is embedded as a document; after, the tower's method is back."""
     tower = MiniLMEmbedder.embed_query
     embedder = Embedded()
     with queries_for_the_fit("train"):
@@ -30,6 +32,7 @@ def test_a_train_packages_queries_are_embedded_as_documents_and_the_tower_comes_
 
 
 def test_a_validation_package_is_searched_through_the_tower():
+    """A validation package's queries go through the tower, as a user's do."""
     tower = MiniLMEmbedder.embed_query
     with queries_for_the_fit("validation"):
         assert MiniLMEmbedder.embed_query is tower
