@@ -9,7 +9,8 @@ path with overlapping lines, or the gold's symbol, or its last part, in the same
 definition around the gold (its class, its module) is no answer (:func:`is_answer`). The same query is
 also searched with the shipped ranking and with BM25 alone, and the rank of their first hit in the top
 10 is kept, so every table compares like with like. One compressed file per package:
-``data/features/<package>.npz``.
+``data/features/<package>.npz``. With a code model, a train package's queries are embedded by the document model
+and a validation package's through the query tower (:func:`queries_for_the_fit`).
 
     python training/features.py --plan                 # which packages and how many queries, nothing run
     python training/features.py                        # the planned packages, skipping those already done
