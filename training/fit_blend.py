@@ -491,7 +491,7 @@ def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndar
                      "loss": chosen["loss"], "penalty": chosen["penalty"],
                      "cv_mrr10": None if math.isnan(chosen["MRR@10"]) else round(chosen["MRR@10"], 4),
                      "labels": labels, "container_credit": container_credit,
-                     "queries_with_column": counts},
+                     "queries_with_column": dict(sorted(counts.items()))},  # sorted: a refit rewrites no line
         "ignored": sorted(ignored),
         "models": models,
     }

@@ -97,7 +97,7 @@ def mention_matches(snapshot: IndexSnapshot, query: str) -> tuple[dict[int, floa
     files = snapshot.path_names().files_mentioned(mentions)
     if not files:
         return {}, {}
-    named = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
+    frame_names = {(m.group(3) or "") for m in TRACEBACK_FRAME.finditer(query)}
     mentioned: dict[int, float] = {}
     frames: dict[int, float] = {}
     for paths, marks in batched(sorted(files)):
@@ -105,7 +105,7 @@ def mention_matches(snapshot: IndexSnapshot, query: str) -> tuple[dict[int, floa
             f"SELECT id, name FROM chunks WHERE path IN ({marks})", paths  # noqa: S608
         ):
             mentioned[chunk_id] = 1.0
-            if name in named:
+            if name in frame_names:
                 frames[chunk_id] = 1.0
     return mentioned, frames
 
