@@ -148,13 +148,8 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            from tokenizers import Tokenizer
-
-            tokenizer_path = minilm_files()[1]
             model_path = self.model_path()
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.enable_truncation(max_length=self.max_tokens)
-            tokenizer.no_padding()
+            tokenizer = self._tokenizer or self._new_tokenizer()
             try:
                 session = self._new_session(model_path)
             except Exception:
@@ -164,11 +159,24 @@ class MiniLMEmbedder:
                 log.warning("the embedding model %s does not load; using the packaged one", model_path, exc_info=True)
                 model_path = self._model_path = minilm_files()[0]
                 session = self._new_session(model_path)
-            self._input_names = {i.name for i in session.get_inputs()}
-            if self.code:
-                self._query_session = self._new_session(code_query_model_file())
             self._tokenizer = tokenizer
             self._session = session
+
+    def _new_tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(minilm_files()[1]))
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.no_padding()
+        return tokenizer
+
+    def _tower(self) -> Any:
+        """The query tower's session, loaded on the first query: a search needs no document model, an index no tower."""
+        with self._lock:
+            if self._query_session is None:
+                self._tokenizer = self._tokenizer or self._new_tokenizer()
+                self._query_session = self._new_session(code_query_model_file())
+            return self._query_session
 
     @staticmethod
     def _new_session(model_path: Path) -> Any:
@@ -238,7 +246,7 @@ class MiniLMEmbedder:
             input_ids[row, : len(ids)] = ids
             mask[row, : len(ids)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": mask}
-        if "token_type_ids" in self._input_names:
+        if any(model_input.name == "token_type_ids" for model_input in session.get_inputs()):
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
@@ -247,12 +255,11 @@ class MiniLMEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query into a 384-vector, with the query tower where the model has one."""
-        if self._session is None:
-            self._load()
-        if self._query_session is None:
+        if not self.code:
             return self.embed([text])[0]
+        session = self._tower()
         ids = self._tokenizer.encode(text, add_special_tokens=True).ids
-        return self._embed_batch(self._query_session, [ids])[0]
+        return self._embed_batch(session, [ids])[0]
 
 
 _shared: dict[tuple[bool, bool], MiniLMEmbedder] = {}

@@ -68,6 +68,21 @@ def test_both_code_settings_embed_queries_with_the_pinned_query_tower_and_docume
     assert np.allclose(minilm.embed_query(TEXTS[1]), minilm.embed([TEXTS[1]])[0], atol=1e-6)
 
 
+def test_a_query_loads_only_the_tower_and_an_index_only_the_document_model():
+    searcher_side = MiniLMEmbedder(quantized=True, code=True)
+    first = searcher_side.embed_query(TEXTS[1])
+    assert searcher_side._query_session is not None and searcher_side._session is None
+    # The document model loads when texts are embedded, beside the tower, which queries keep using.
+    documents = searcher_side.embed(TEXTS[:1])
+    assert searcher_side._session is not None
+    assert np.allclose(searcher_side.embed_query(TEXTS[1]), first, atol=1e-6)
+    assert np.allclose(documents, embedder_for("code-minilm-quantized").embed(TEXTS[:1]), atol=1e-6)
+
+    indexer_side = MiniLMEmbedder(quantized=True, code=True)
+    indexer_side.embed(TEXTS)
+    assert indexer_side._session is not None and indexer_side._query_session is None
+
+
 def test_the_quantized_setting_runs_the_shipped_quantized_copy_under_its_own_id(tmp_path):
     quantized = embedder_for("code-minilm-quantized")
     assert quantized.model_id == CODE_MINILM_QUANTIZED_MODEL_ID

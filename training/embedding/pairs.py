@@ -166,9 +166,8 @@ def eval_package(name: str, queries: list[dict]) -> dict:
             "chunks": [chunk.to_dict() for chunk in chunks], "queries": sampled}
 
 
-def write_train() -> None:
+def write_train(path: Path = OUT / "pairs_train.jsonl", caps: dict[str, int] = PER_PACKAGE) -> None:
     """``pairs_train.jsonl``, one package at a time (a package already in the file is skipped)."""
-    path = OUT / "pairs_train.jsonl"
     done = set()
     if path.exists():
         done = {json.loads(line)["package"] for line in path.read_text().splitlines()}
@@ -177,7 +176,7 @@ def write_train() -> None:
             if name in done:
                 continue
             started = time.perf_counter()
-            kept = capped(queries, PER_PACKAGE, name)
+            kept = capped(queries, caps, name)
             commit = isinstance(kept[0]["corpus"], dict) if kept else False
             lines = commit_pairs(kept) if commit else package_pairs(kept) if kept else []
             for line in lines:
@@ -205,12 +204,16 @@ def write_validation() -> None:
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("train", "validation", "both"), default="both")
+    parser.add_argument("--out", type=Path, default=OUT / "pairs_train.jsonl", help="the training pairs' file")
+    parser.add_argument("--cap", action="append", default=[], metavar="KIND=N",
+                        help="another per-package cap for a kind (the sample's first N: a larger cap adds queries)")
     args = parser.parse_args()
+    caps = PER_PACKAGE | {kind: int(n) for kind, n in (cap.split("=") for cap in args.cap)}
     OUT.mkdir(parents=True, exist_ok=True)
     if args.split in ("validation", "both"):
         write_validation()
     if args.split in ("train", "both"):
-        write_train()
+        write_train(args.out, caps)
 
 
 if __name__ == "__main__":
