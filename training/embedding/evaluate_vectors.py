@@ -15,6 +15,8 @@ on a seeded sample of cards and code views (models alternating, best of two roun
     .venv/bin/python training/embedding/evaluate_vectors.py --model new.onnx --against shipped.onnx   # two trained
     .venv-train/bin/python training/embedding/evaluate_vectors.py --model FOLDER --against FOLDER  # torch, no export
     .venv/bin/python training/embedding/evaluate_vectors.py --model m.onnx --query-model tower.onnx --against m.onnx
+    .venv/bin/python training/embedding/evaluate_vectors.py --model m.onnx --query-model new.onnx --against m.onnx \
+        --against-query-model shipped.onnx                                              # two query towers
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def main() -> None:  # noqa: D103
                         "packaged all-MiniLM-L6-v2), e.g. the shipped code model against a new one")
     parser.add_argument("--query-model", type=Path, help="an ONNX file that embeds --model's queries (a query "
                         "tower), its documents staying --model's")
+    parser.add_argument("--against-query-model", type=Path, help="the same for --against: two query towers of one "
+                        "document model compared")
     parser.add_argument("--max-chunks", type=int, default=1000)
     parser.add_argument("--only", help="comma-separated package names")
     parser.add_argument("--speed-texts", type=int, default=512, help="cards and code views timed per model")
@@ -180,7 +184,8 @@ def main() -> None:  # noqa: D103
     packages = [trimmed(json.loads(file.read_text()), args.max_chunks, SEED) for file in files]
     say(f"{len(packages)} validation packages, {sum(len(p['chunks']) for p in packages)} chunks, "
         f"{sum(len(p['queries']) for p in packages)} queries")
-    embedders = {"base": embedder_of(args.against, "against") if args.against else MiniLMEmbedder(threads=1),
+    embedders = {"base": embedder_of(args.against, "against", args.against_query_model) if args.against else
+                 MiniLMEmbedder(threads=1),
                  "new": embedder_of(args.model, "trained", args.query_model)}
     base = scores_of(embedders["base"], packages)
     say(f"base {args.against.name if args.against else MINILM_MODEL_ID} scored")
