@@ -8,7 +8,7 @@ loss being one minus their cosine. Its vectors stay in the shipped model's space
 learned blend's weights keep their meaning; ``evaluate_vectors.py`` then ranks the validation packages with the
 student's documents and the shipped tower's queries against the shipped model's documents.
 
-    .venv-train/bin/python training/embedding/student.py --work training/data/embedding/student3   # ~40 min
+    .venv-train/bin/python training/embedding/student.py --work training/data/embedding/student3   # ~25 min
     .venv-train/bin/python training/embedding/export.py --best training/data/embedding/student3/best \
         --out training/data/embedding/student3/model.onnx --quantized training/data/embedding/student3/dynint8.onnx
 
@@ -23,6 +23,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -73,7 +74,7 @@ def batches_of(texts: list[tuple[str, str, np.ndarray]], size: int, epoch: int) 
     return batches
 
 
-def agreement(encoder: Encoder, packages: dict[str, dict], documents: np.lib.npyio.NpzFile) -> dict[str, float]:
+def agreement(encoder: Encoder, packages: dict[str, dict], documents: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Mean cosine of the student's and the shipped model's vectors of the validation chunks, per view."""
     encoder.model.eval()
     cosines: dict[str, list[float]] = {view: [] for view in VIEWS}
