@@ -74,6 +74,14 @@ def batches_of(texts: list[tuple[str, str, np.ndarray]], size: int, epoch: int) 
     return batches
 
 
+def distillation_loss(encoder: Encoder, batch: list[tuple[str, str, np.ndarray]]) -> torch.Tensor:
+    """One minus the cosine of the student's vector of each text to the shipped model's, over a batch of one view."""
+    view = batch[0][0]
+    student = encoder.vectors([text for _, text, _ in batch], MAX_TOKENS[view])
+    teacher = torch.from_numpy(np.stack([vector for _, _, vector in batch])).float()
+    return (1.0 - (student * teacher).sum(dim=1)).mean()
+
+
 def agreement(encoder: Encoder, packages: dict[str, dict], documents: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Mean cosine of the student's and the shipped model's vectors of the validation chunks, per view."""
     encoder.model.eval()
@@ -131,10 +139,7 @@ def main() -> None:  # noqa: D103
     for step, batch in enumerate(batches, start=1):
         for group in optimiser.param_groups:
             group["lr"] = learning_rate(step - 1, len(batches), args.learning_rate)
-        view = batch[0][0]
-        student = encoder.vectors([text for _, text, _ in batch], MAX_TOKENS[view])
-        teacher = torch.from_numpy(np.stack([vector for _, _, vector in batch])).float()
-        loss = take_step(model, optimiser, (1.0 - (student * teacher).sum(dim=1)).mean())
+        loss = take_step(model, optimiser, distillation_loss(encoder, batch))
         if step % 10 == 0:
             log.write(json.dumps({"step": step, "loss": round(loss, 5)}) + "\n")
             say(f"step {step}/{len(batches)} loss {loss:.4f} {(time.perf_counter() - started) / step:.1f}s/step")
