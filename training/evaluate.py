@@ -21,6 +21,7 @@ the other definitions' kept doc comments, as the rulers build their corpora (def
     python training/evaluate.py --no-baseline                     # every validation package with features
     python training/evaluate.py --split train                     # the training packages (fitted on!)
     python training/evaluate.py --vectors                         # and vectors alone, what the blends add to
+    python training/evaluate.py --no-baseline --without-tower     # the code models' query tower left out
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import json
 import sys
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +51,7 @@ from features import (  # noqa: E402
     first_hit_rank,
     is_answer,
     package_records,
+    queries_without_the_tower,
     repository_records,
     sampled_queries,
     say,
@@ -177,7 +180,18 @@ def main() -> None:  # noqa: D103
                              "packages it recorded are scored")
     parser.add_argument("--no-baseline", action="store_true", help="every package with features, no recorded column")
     parser.add_argument("--vectors", action="store_true", help="also rank by the two cosines alone")
+    parser.add_argument("--without-tower", action="store_true",
+                        help="queries embedded by the document model, not the code models' query tower: the tower's "
+                             "worth in the whole ranking, against a run without this")
     args = parser.parse_args()
+    with queries_without_the_tower() if args.without_tower else nullcontext():
+        report(args)
+
+
+def report(args: argparse.Namespace) -> None:
+    """Search every package's queries live and print the tables (:func:`main`'s options)."""
+    if args.without_tower:
+        say("queries embedded by the document model (--without-tower)")
     if args.vectors:
         METHODS["vectors"] = RULER_METHODS["vectors"]
     blend = load_blend(blend_file(EMBEDDING))

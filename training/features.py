@@ -296,6 +296,13 @@ def queries_for_the_fit(split: str) -> Iterator[None]:
     if split != "train":
         yield
         return
+    with queries_without_the_tower():
+        yield
+
+
+@contextmanager
+def queries_without_the_tower() -> Iterator[None]:
+    """Every query embedded by the document model, as a document is (``evaluate.py --without-tower`` too)."""
     tower = MiniLMEmbedder.embed_query
     setattr(MiniLMEmbedder, "embed_query", lambda self, text: self.embed([text])[0])  # noqa: B010
     try:
