@@ -102,14 +102,32 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def scores_of(embedder: MiniLMEmbedder, packages: list[dict]) -> dict[str, dict]:
-    """Per package its reciprocal ranks (:func:`package_scores`)."""
+def another_querys(queries: list[dict]) -> list[int]:
+    """For each query, the position of the next query of its kind (cyclically): whose text it is read with."""
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for position, query in enumerate(queries):
+        by_kind[query["kind"]].append(position)
+    other = list(range(len(queries)))
+    for positions in by_kind.values():
+        for number, position in enumerate(positions):
+            other[position] = positions[(number + 1) % len(positions)]
+    return other
+
+
+def scores_of(embedder: MiniLMEmbedder, packages: list[dict], other_query: bool = False) -> dict[str, dict]:
+    """Per package its reciprocal ranks (:func:`package_scores`).
+
+    ``other_query``: each gold sought with another query's text of its kind, which only a ranking that favours some
+    chunks whatever is asked still finds.
+    """
     out = {}
     for package in packages:
         views = view_texts(package)
         vectors = {"card": embedder.embed(views["card"][1]),
                    "code": embedder.embed(views["code"][1], max_tokens=CODE_VIEW_MAX_TOKENS)}
         queries = np.stack([embedder.embed_query(query["query"]) for query in package["queries"]])
+        if other_query:
+            queries = queries[another_querys(package["queries"])]
         out[package["package"]] = package_scores(package, queries, vectors)
     return out
 
@@ -176,6 +194,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--max-chunks", type=int, default=1000)
     parser.add_argument("--only", help="comma-separated package names")
     parser.add_argument("--speed-texts", type=int, default=512, help="cards and code views timed per model")
+    parser.add_argument("--other-query", action="store_true",
+                        help="seek each gold with another query's text of its kind (a prior, not a match, still finds)")
     parser.add_argument("--json", type=Path, help="also write every query's reciprocal ranks here")
     args = parser.parse_args()
     files = sorted((DATA / "eval").glob("*.json"))
@@ -187,9 +207,9 @@ def main() -> None:  # noqa: D103
     embedders = {"base": embedder_of(args.against, "against", args.against_query_model) if args.against else
                  MiniLMEmbedder(threads=1),
                  "new": embedder_of(args.model, "trained", args.query_model)}
-    base = scores_of(embedders["base"], packages)
+    base = scores_of(embedders["base"], packages, args.other_query)
     say(f"base {args.against.name if args.against else MINILM_MODEL_ID} scored")
-    new = scores_of(embedders["new"], packages)
+    new = scores_of(embedders["new"], packages, args.other_query)
     say(f"new {args.model.name} scored")
     # Speed is the runtime's: only ONNX files are timed (torch's float32 eager run says nothing about it).
     onnx = all(isinstance(embedder, MiniLMEmbedder) for embedder in embedders.values())
