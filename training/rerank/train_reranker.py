@@ -6,7 +6,9 @@ definition asked for; each query's group is that definition and up to ``--negati
 highest-placed wrong answers. The model reads each (query, candidate) pair (``reranker_input.py``)
 and scores it with a linear head on its mean-pooled last layer plus a learned multiple of the ranking's log-score,
 so it learns what to change in the ranking, not the ranking again. The loss is the cross-entropy of the definition
-within its group. It starts from the shipped code model (``--base``), optionally with some of its layers only.
+within its group; with ``--other-queries N``, also that of the definition's own query among N of the batch's other
+queries, each read with the definition, which a prior over candidates cannot lower. It starts from the shipped
+code model (``--base``), optionally with some of its layers only.
 
 Every ``--eval-every`` steps the log (``WORK/train_log.jsonl``) has MRR@10 (the definition itself) on a seeded
 sample of validation queries, their first :data:`RERANKED` results reordered, beside the ranking's own and beside
@@ -106,19 +108,36 @@ class Pairs:
 
     def feeds(self, query: str, candidates: list[dict]) -> dict[str, torch.Tensor]:
         """The inputs of (query, candidate) for each candidate."""
+        return self.pair_feeds([(query, candidate) for candidate in candidates])
+
+    def pair_feeds(self, rows: list[tuple[str, dict]]) -> dict[str, torch.Tensor]:
+        """The inputs of each (query, candidate)."""
         pairs = [pair_ids(self.tokenizer, query, candidate_text(c["path"], c["symbol"], c["text"]))
-                 for c in candidates]
+                 for query, c in rows]
         return {name: torch.from_numpy(values) for name, values in padded(pairs).items()}
 
 
-def group_loss(model: Reranker, pairs: Pairs, batch: list[dict]) -> torch.Tensor:
-    """Mean cross-entropy of each group's definition (its first candidate) within the group."""
+def group_loss(model: Reranker, pairs: Pairs, batch: list[dict], other_queries: int = 0) -> torch.Tensor:
+    """Mean cross-entropy of each group's definition (its first candidate) within the group.
+
+    ``other_queries``: also the cross-entropy of the group's own query among that many of the batch's other queries,
+    each read with the definition (and its ranking score): a candidate's prior is the same in every such pair, so
+    only reading the query lowers it.
+    """
+    first = torch.zeros(1, dtype=torch.long)
     losses = []
-    for group in batch:
+    for number, group in enumerate(batch):
         feeds = pairs.feeds(group["query"], group["candidates"])
         ranking = torch.tensor([c["score"] for c in group["candidates"]], dtype=torch.float32)
         scores = model.scores(feeds, ranking)
-        losses.append(torch.nn.functional.cross_entropy(scores.unsqueeze(0), torch.zeros(1, dtype=torch.long)))
+        losses.append(torch.nn.functional.cross_entropy(scores.unsqueeze(0), first))
+        others = [batch[(number + step) % len(batch)]["query"]
+                  for step in range(1, min(other_queries, len(batch) - 1) + 1)]
+        if others:
+            gold = group["candidates"][0]
+            rows = [(query, gold) for query in [group["query"], *others]]
+            by_query = model.scores(pairs.pair_feeds(rows), torch.full((len(rows),), gold["score"]))
+            losses.append(torch.nn.functional.cross_entropy(by_query.unsqueeze(0), first))
     return torch.stack(losses).mean()
 
 
@@ -170,6 +189,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--base", type=Path, default=EMBEDDING_DATA / "v1")
     parser.add_argument("--layers", help="comma-separated layers of the base to keep (all by default)")
     parser.add_argument("--negatives", type=int, default=5)
+    parser.add_argument("--other-queries", type=int, default=0,
+                        help="also pick each definition's own query out of this many of the batch's other queries")
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--eval-every", type=int, default=250)
     parser.add_argument("--eval-queries", type=int, default=500)
@@ -207,7 +228,7 @@ def main() -> None:  # noqa: D103
         batch = [groups[(step * BATCH + i) % len(groups)] for i in range(BATCH)]
         for group in optimiser.param_groups:
             group["lr"] = learning_rate(step, args.steps, group["peak"])
-        losses.append(take_step(model, optimiser, group_loss(model, pairs, batch)))
+        losses.append(take_step(model, optimiser, group_loss(model, pairs, batch, args.other_queries)))
         step += 1
         if step % 25 == 0:
             say(f"step {step} loss {np.mean(losses[-25:]):.4f} prior {model.prior.item():.3f} "

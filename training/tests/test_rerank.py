@@ -111,3 +111,24 @@ def test_the_untrained_reranker_keeps_the_ranking_and_a_step_lifts_the_definitio
     for _ in range(10):
         take_step(model, optimiser, group_loss(model, pairs, [pool]))
     assert group_loss(model, pairs, [pool]).item() < first
+
+
+def test_a_reranker_that_ignores_the_query_cannot_lower_the_other_query_loss():
+    """With ``other_queries`` each definition's own query is picked among others: a prior scores them alike."""
+    torch = pytest.importorskip("torch")
+    from train_reranker import Pairs, group_loss
+
+    class Prior:
+        """Scores each pair by its candidate alone (its word pieces), whatever the query."""
+
+        def scores(self, feeds, ranking):
+            return (feeds["token_type_ids"] * feeds["input_ids"]).sum(dim=1).float() / 1e4 + torch.log(ranking)
+
+    groups = [{"query": f"query {n}", "kind": "docstring",
+               "candidates": [candidate("gold", True, 0.5), candidate("a", False, 1.0), candidate("bb", False, 0.2)]}
+              for n in range(3)]
+    pairs = Pairs()
+    alone = group_loss(Prior(), pairs, groups).item()
+    with_others = group_loss(Prior(), pairs, groups, other_queries=2).item()
+    # Half the terms are now the query-side ones, each exactly log(3): the prior ties the three queries.
+    assert with_others == pytest.approx((alone + np.log(3)) / 2, rel=1e-5)
