@@ -29,7 +29,7 @@ from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 from grepgraph.retrievers.store.index import CodeIndex  # noqa: E402
 
 OUT = DATA / "rerank"
-# Results kept a query: the reranker reorders fewer (rank/cross_encoder.py), but the pool shows what deeper would gain.
+# Results kept a query: the reranker reorders fewer (reranker_input.RERANKED); the pool shows what deeper would gain.
 DEPTH = 20
 # A chunk's code is cut here in the pool file; the reranker reads far less (its word-piece budget).
 MAX_TEXT_CHARS = 1500
@@ -46,7 +46,7 @@ def table_pools(table: Path) -> list[dict]:
     pools = []
     try:
         for query in queries:
-            hits, _ = searcher.search(query["query"], DEPTH, rerank=False)
+            hits, _ = searcher.search(query["query"], DEPTH)
             candidates = []
             for hit in hits:
                 result = {"path": hit.path, "start_line": hit.start_line, "end_line": hit.end_line,
@@ -66,8 +66,9 @@ def table_pools(table: Path) -> list[dict]:
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", help="comma-separated table names (e.g. afero.npz)")
+    parser.add_argument("--out", type=Path, default=OUT, help="the folder of the pool files (rewritten)")
     args = parser.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     tables = sorted(FEATURES.glob("*.npz"))
     if args.only:
         tables = [table for table in tables if table.name in args.only.split(",")]
@@ -79,7 +80,7 @@ def main() -> None:  # noqa: D103
             for pool in pools:
                 split = pool["split"]
                 if split not in outs:
-                    outs[split] = (OUT / f"pools-{split}.jsonl").open("w")
+                    outs[split] = (args.out / f"pools-{split}.jsonl").open("w")
                 outs[split].write(json.dumps(pool) + "\n")
             say(f"{number}/{len(tables)} {table.name}: {len(pools)} queries, {time.perf_counter() - started:.0f}s")
     finally:
