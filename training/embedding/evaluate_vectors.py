@@ -102,7 +102,7 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def another_querys(queries: list[dict]) -> list[int]:
+def other_query_positions(queries: list[dict]) -> list[int]:
     """For each query, the position of the next query of its kind (cyclically): whose text it is read with."""
     by_kind: dict[str, list[int]] = defaultdict(list)
     for position, query in enumerate(queries):
@@ -127,7 +127,7 @@ def scores_of(embedder: MiniLMEmbedder, packages: list[dict], other_query: bool 
                    "code": embedder.embed(views["code"][1], max_tokens=CODE_VIEW_MAX_TOKENS)}
         queries = np.stack([embedder.embed_query(query["query"]) for query in package["queries"]])
         if other_query:
-            queries = queries[another_querys(package["queries"])]
+            queries = queries[other_query_positions(package["queries"])]
         out[package["package"]] = package_scores(package, queries, vectors)
     return out
 

@@ -28,28 +28,15 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from evaluate import cell  # noqa: E402
 from features import DATA, say  # noqa: E402
-from reranker_input import RERANKED, CrossEncoder, candidate_text  # noqa: E402
+from reranker_input import RERANKED, CrossEncoder, reciprocal_rank, reordered  # noqa: E402
 
 RULES = {"definition": "label", "rulers' rule": "ruler_label"}
-
-
-def reciprocal_rank(candidates: list[dict], label: str) -> float:
-    """1/rank of the first candidate the rule counts in the first ten, else 0."""
-    for rank, candidate in enumerate(candidates[:10], start=1):
-        if candidate[label]:
-            return 1.0 / rank
-    return 0.0
 
 
 def reordered_pool(encoder: CrossEncoder, pool: dict, depth: int, query: str,
                    keep_comments: bool = False) -> list[dict]:
     """The pool with its first ``depth`` candidates in the reranker's order, read with ``query``."""
-    head, tail = pool["candidates"][:depth], pool["candidates"][depth:]
-    if len(head) < 2:
-        return pool["candidates"]
-    texts = [candidate_text(c["path"], c["symbol"], c["text"], keep_comments) for c in head]
-    scores = encoder.scores(query, texts, [c["score"] for c in head])
-    return [head[i] for i in np.argsort(-scores, kind="stable")] + tail
+    return reordered(pool["candidates"], lambda head: encoder.scores(query, head, keep_comments), depth)
 
 
 def main() -> None:  # noqa: D103

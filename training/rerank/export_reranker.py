@@ -29,8 +29,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "embedding"))
 
 from export import OPSET, float16_storage  # noqa: E402
-from reranker_input import RERANKED, CrossEncoder, candidate_text  # noqa: E402
-from train_reranker import FLOOR, POOLS, SEED, Pairs, Reranker, read_pools, say  # noqa: E402
+from reranker_input import RERANKED, CrossEncoder  # noqa: E402
+from train_reranker import POOLS, SEED, Pairs, Reranker, read_pools, say  # noqa: E402
 
 CHECK_POOLS = 60
 
@@ -45,8 +45,8 @@ class Scored(torch.nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor,
                 ranking_scores: torch.Tensor) -> torch.Tensor:
         """Each pair's score."""
-        logits = self.model(input_ids, attention_mask, token_type_ids)
-        return logits + self.model.prior * torch.log(ranking_scores.clamp(min=FLOOR))
+        feeds = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids}
+        return self.model.scores(feeds, ranking_scores)
 
 
 def load(best: Path, base: Path) -> Reranker:
@@ -90,9 +90,7 @@ def check(pools: list[dict], references: list[np.ndarray], files: list[Path]) ->
         encoder = CrossEncoder(path, threads=1)
         largest, moved = 0.0, 0
         for pool, reference in zip(pools, references):
-            head = pool["candidates"][:RERANKED]
-            found = encoder.scores(pool["query"], [candidate_text(c["path"], c["symbol"], c["text"]) for c in head],
-                                   [c["score"] for c in head])
+            found = encoder.scores(pool["query"], pool["candidates"][:RERANKED])
             largest = max(largest, float(np.abs(found - reference).max()))
             moved += int(np.argmax(found) != np.argmax(reference))
         say(f"{path.name}: largest score difference {largest:.4f}, first place changed in {moved} of {len(pools)}")

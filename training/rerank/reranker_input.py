@@ -3,14 +3,16 @@
 The reranker (``train_reranker.py``) reads ``[CLS] query [SEP] candidate [SEP]``, the query cut to
 :data:`QUERY_TOKENS` word pieces and the whole pair to :data:`PAIR_TOKENS`, with the runtime's tokenizer. The
 candidate is its path and symbol, then its code without comments: what a person scanning a result list reads
-first. Training, export and evaluation build the pair here. :class:`CrossEncoder` runs an exported file through
-onnxruntime, as a search would (its graph adds the learned multiple of the ranking's log-score to the pair's logit).
+first. Training, export and evaluation build the pair here, and reorder a pool and score it (:func:`reordered`,
+:func:`reciprocal_rank`) here. :class:`CrossEncoder` runs an exported file through onnxruntime, as a search would
+(its graph adds the learned multiple of the ranking's log-score to the pair's logit).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,11 @@ def candidate_text(path: str, symbol: str, code: str, keep_comments: bool = Fals
     ``keep_comments``: the code as it is, as the first reranker trained here read it (to measure what it learned).
     """
     return f"{path} {symbol}\n{code if keep_comments else without_comments(code, path)}"
+
+
+def pool_text(candidate: dict, keep_comments: bool = False) -> str:
+    """:func:`candidate_text` of a pool's candidate (``pools.py``'s dict)."""
+    return candidate_text(candidate["path"], candidate["symbol"], candidate["text"], keep_comments)
 
 
 def runtime_tokenizer() -> Any:
@@ -100,8 +107,26 @@ class CrossEncoder:
                                                     providers=["CPUExecutionProvider"])
         self.tokenizer = runtime_tokenizer()
 
-    def scores(self, query: str, candidates: list[str], ranking_scores: list[float]) -> np.ndarray:
-        """The pair's logit plus the learned multiple of the ranking's log-score, per candidate."""
-        feeds = padded([pair_ids(self.tokenizer, query, text) for text in candidates])
-        feeds["ranking_scores"] = np.asarray(ranking_scores, dtype=np.float32)
+    def scores(self, query: str, candidates: list[dict], keep_comments: bool = False) -> np.ndarray:
+        """The pair's logit plus the learned multiple of the ranking's log-score, per pool candidate."""
+        feeds = padded([pair_ids(self.tokenizer, query, pool_text(c, keep_comments)) for c in candidates])
+        feeds["ranking_scores"] = np.asarray([c["score"] for c in candidates], dtype=np.float32)
         return self.session.run(None, feeds)[0]
+
+
+def reordered(candidates: list[dict], score_head: Callable[[list[dict]], Sequence[float]],
+              depth: int = RERANKED) -> list[dict]:
+    """``candidates`` with the first ``depth`` in the order of ``score_head``'s scores of them, the rest after."""
+    head, tail = candidates[:depth], candidates[depth:]
+    if len(head) < 2:
+        return candidates
+    scores = np.asarray(score_head(head), dtype=np.float64)
+    return [head[i] for i in np.argsort(-scores, kind="stable")] + tail
+
+
+def reciprocal_rank(candidates: list[dict], label: str = "label") -> float:
+    """1/rank of the first candidate ``label`` marks (the definition itself, or the rulers' rule) in the first ten."""
+    for rank, candidate in enumerate(candidates[:10], start=1):
+        if candidate[label]:
+            return 1.0 / rank
+    return 0.0

@@ -36,7 +36,15 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "training" / "embedding"))
 
-from reranker_input import RERANKED, candidate_text, padded, pair_ids, runtime_tokenizer  # noqa: E402
+from reranker_input import (  # noqa: E402
+    RERANKED,
+    padded,
+    pair_ids,
+    pool_text,
+    reciprocal_rank,
+    reordered,
+    runtime_tokenizer,
+)
 from train import DATA as EMBEDDING_DATA  # noqa: E402
 from train import SEED, learning_rate, say, take_step  # noqa: E402
 
@@ -112,8 +120,7 @@ class Pairs:
 
     def pair_feeds(self, rows: list[tuple[str, dict]]) -> dict[str, torch.Tensor]:
         """The inputs of each (query, candidate)."""
-        pairs = [pair_ids(self.tokenizer, query, candidate_text(c["path"], c["symbol"], c["text"]))
-                 for query, c in rows]
+        pairs = [pair_ids(self.tokenizer, query, pool_text(candidate)) for query, candidate in rows]
         return {name: torch.from_numpy(values) for name, values in padded(pairs).items()}
 
 
@@ -141,25 +148,12 @@ def group_loss(model: Reranker, pairs: Pairs, batch: list[dict], other_queries: 
     return torch.stack(losses).mean()
 
 
-def reciprocal_rank(candidates: list[dict]) -> float:
-    """1/rank of the first definition in the first ten, else 0."""
-    for rank, candidate in enumerate(candidates[:10], start=1):
-        if candidate["label"]:
-            return 1.0 / rank
-    return 0.0
-
-
 @torch.no_grad()
 def reranked(model: Reranker, pairs: Pairs, pool: dict, query: str | None = None,
              depth: int = RERANKED) -> list[dict]:
     """The pool with its first ``depth`` candidates reordered by the model (read with ``query``, else the pool's)."""
-    head, tail = pool["candidates"][:depth], pool["candidates"][depth:]
-    if len(head) < 2:
-        return pool["candidates"]
-    ranking = torch.tensor([c["score"] for c in head], dtype=torch.float32)
-    scores = model.scores(pairs.feeds(query or pool["query"], head), ranking).tolist()
-    order = sorted(range(len(head)), key=lambda i: -scores[i])
-    return [head[i] for i in order] + tail
+    return reordered(pool["candidates"], lambda head: model.scores(
+        pairs.feeds(query or pool["query"], head), torch.tensor([c["score"] for c in head])).tolist(), depth)
 
 
 def validation(model: Reranker, pairs: Pairs, pools: list[dict]) -> dict[str, float]:

@@ -85,9 +85,9 @@ def test_trimming_keeps_every_gold_and_renumbers():
 
 def test_another_query_is_the_next_of_the_same_kind_and_never_itself_when_there_are_two():
     """``--other-query`` reads a docstring's gold with another docstring query, a code line's with a code line."""
-    from evaluate_vectors import another_querys
+    from evaluate_vectors import other_query_positions
 
     kinds = ["docstring", "code_line", "docstring", "docstring", "code_line", "error_message"]
-    other = another_querys([{"kind": kind} for kind in kinds])
+    other = other_query_positions([{"kind": kind} for kind in kinds])
     assert other == [2, 4, 3, 0, 1, 5]
     assert all(kinds[i] == kinds[j] for i, j in enumerate(other))
