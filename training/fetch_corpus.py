@@ -45,11 +45,17 @@ def names_to_check(entry: dict) -> list[str]:
     return [n for n in names if n]
 
 
-def assign_splits(projects: dict[str, str], seed: int, share: float) -> dict[str, str]:
+def assign_splits(projects: dict[str, str], seed: int, share: float,
+                  assigned: dict[str, str] | None = None) -> dict[str, str]:
     """train/validation per project: per language, a seeded shuffle puts ~share of the projects in validation.
 
-    Every language gets at least one project on each side when it has two or more.
+    Every language gets at least one project on each side when it has two or more. ``assigned``: the sides of an
+    earlier manifest's projects, which they keep; a project added since joins train, so the validation packages
+    stay the ones every earlier figure was measured on (a new draw would move projects the models trained on
+    into validation).
     """
+    if assigned:
+        return {project: assigned.get(project, "train") for project in projects}
     split = {}
     for language in LANGUAGES:
         names = sorted(p for p, lang in projects.items() if lang == language)
@@ -157,7 +163,8 @@ def main() -> None:
     projects = {}
     for record in kept:
         projects.setdefault(record["project"], record["language"])
-    split = assign_splits(projects, config.get("seed", 0), config.get("validation_share", 0.2))
+    assigned = {r["project"]: r["split"] for r in old.values() if "split" in r}
+    split = assign_splits(projects, config.get("seed", 0), config.get("validation_share", 0.2), assigned)
     for record in records + repositories:
         if "dropped" not in record:
             record["split"] = split[record["project"]]

@@ -12,6 +12,8 @@ all its queries: hundreds to a few thousand a view), one softmax per view (card,
 :data:`TEMPERATURE`, the gold the target: the ranking a search does within one repository, not a batch's.
 
     .venv-train/bin/python training/embedding/query_tower.py documents   # the frozen vectors (~10 min, 2 cores)
+    .venv-train/bin/python training/embedding/query_tower.py documents --reuse OLD/documents.npz OLD/pairs.jsonl
+                                                                         # only the texts OLD lacks are embedded
     .venv-train/bin/python training/embedding/query_tower.py train       # data/embedding/tower/best/ (~28 min)
     .venv-train/bin/python training/embedding/query_tower.py train --resume
     .venv-train/bin/python training/embedding/export.py --best data/embedding/tower/best \
@@ -100,11 +102,33 @@ def embed_documents(args: argparse.Namespace) -> None:
         for view, (_, texts) in view_texts(package).items():
             out[f"eval/{name}/{view}"] = embedder.embed(texts, max_tokens=cut[view])
     say(f"validation chunks embedded ({time.perf_counter() - started:.0f} s)")
+    known = reusable_vectors(args.reuse, embedder.model_id) if args.reuse else {view: {} for view in VIEWS}
     for view, rows in gathered_texts(read_pairs(args.pairs)).items():
-        out[f"train/{view}"] = embedder.embed(list(rows), max_tokens=cut[view])
-        say(f"{len(rows)} training {view}s embedded ({time.perf_counter() - started:.0f} s)")
+        texts = list(rows)
+        new = [text for text in texts if text not in known[view]]
+        fresh = dict(zip(new, embedder.embed(new, max_tokens=cut[view]))) if new else {}
+        out[f"train/{view}"] = np.stack([fresh[text] if text in fresh else known[view][text] for text in texts])
+        say(f"{len(texts)} training {view}s, {len(new)} embedded ({time.perf_counter() - started:.0f} s)")
     args.work.mkdir(parents=True, exist_ok=True)
     np.savez(args.work / "documents.npz", model=np.array(embedder.model_id), **out)
+
+
+def reusable_vectors(reuse: list[Path], model_id: str) -> dict[str, dict[str, np.ndarray]]:
+    """Per view, each training text an earlier ``documents.npz`` holds, mapped to its vector.
+
+    ``reuse``: that file, then the pairs it was made from. A text's vector depends on the text and the model only,
+    so only the texts it lacks need embedding.
+    """
+    documents, pairs = reuse
+    earlier = np.load(documents)
+    if str(earlier["model"]) != model_id:
+        raise SystemExit(f"{documents} holds vectors of {earlier['model']}, not of {model_id}")
+    rows = gathered_texts(read_pairs(pairs))
+    out = {}
+    for view in VIEWS:
+        vectors = earlier[f"train/{view}"]  # an npz member is read again on every access: once, here
+        out[view] = {text: vectors[row] for text, row in rows[view].items()}
+    return out
 
 
 class Tower:
@@ -254,6 +278,8 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--max-steps", type=int)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--reuse", nargs=2, type=Path, metavar=("DOCUMENTS_NPZ", "ITS_PAIRS"),
+                        help="documents: take the vectors of texts an earlier documents.npz (made from ITS_PAIRS) has")
     args = parser.parse_args()
     if args.stage == "documents":
         embed_documents(args)

@@ -51,7 +51,7 @@ class Scored(torch.nn.Module):
 
 def load(best: Path, base: Path) -> Reranker:
     """The kept reranker in float32, eval mode."""
-    state = torch.load(best, weights_only=False)
+    state = torch.load(best, weights_only=False, map_location="cpu")
     model = Reranker(base, state.get("layers"))
     model.load_state_dict(state["model"])
     return model.float().eval()

@@ -77,7 +77,7 @@ class Reranker(torch.nn.Module):
                 token_type_ids: torch.Tensor) -> torch.Tensor:
         """The pair's relevance logit, before the ranking's score is added (what the exported graph returns)."""
         # bfloat16 products where the CPU has them (~0.6x the time a step in the embedding runs); a no-op in eval.
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bfloat16 and self.training):
+        with torch.autocast(input_ids.device.type, dtype=torch.bfloat16, enabled=self.bfloat16 and self.training):
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                                   token_type_ids=token_type_ids).last_hidden_state.float()
         weights = attention_mask.unsqueeze(-1).float()
@@ -85,8 +85,10 @@ class Reranker(torch.nn.Module):
         return self.head(pooled).squeeze(-1)
 
     def scores(self, feeds: dict[str, torch.Tensor], ranking_scores: torch.Tensor) -> torch.Tensor:
-        """Logit plus the learned multiple of the ranking's log-score."""
-        return self(**feeds) + self.prior * torch.log(ranking_scores.clamp(min=FLOOR))
+        """Logit plus the learned multiple of the ranking's log-score (the inputs moved to the model's device)."""
+        device = self.prior.device
+        logits = self(**{name: values.to(device) for name, values in feeds.items()})
+        return logits + self.prior * torch.log(ranking_scores.to(device).clamp(min=FLOOR))
 
 
 def read_pools(path: Path) -> list[dict]:
@@ -131,12 +133,12 @@ def group_loss(model: Reranker, pairs: Pairs, batch: list[dict], other_queries: 
     each read with the definition (and its ranking score): a candidate's prior is the same in every such pair, so
     only reading the query lowers it.
     """
-    first = torch.zeros(1, dtype=torch.long)
     losses = []
     for number, group in enumerate(batch):
         feeds = pairs.feeds(group["query"], group["candidates"])
         ranking = torch.tensor([c["score"] for c in group["candidates"]], dtype=torch.float32)
         scores = model.scores(feeds, ranking)
+        first = torch.zeros(1, dtype=torch.long, device=scores.device)
         losses.append(torch.nn.functional.cross_entropy(scores.unsqueeze(0), first))
         others = [batch[(number + step) % len(batch)]["query"]
                   for step in range(1, min(other_queries, len(batch) - 1) + 1)]
@@ -192,12 +194,13 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--bfloat16", action="store_true", help="train in bfloat16 autocast")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (a lent GPU)")
     args = parser.parse_args()
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
     args.work.mkdir(parents=True, exist_ok=True)
     layers = [int(value) for value in args.layers.split(",")] if args.layers else None
-    model = Reranker(args.base, layers)
+    model = Reranker(args.base, layers).to(args.device)
     model.bfloat16 = args.bfloat16
     head = [model.head.weight, model.head.bias, model.prior]
     optimiser = torch.optim.AdamW([{"params": model.encoder.parameters(), "peak": LEARNING_RATE},
@@ -210,7 +213,7 @@ def main() -> None:  # noqa: D103
     step, best = 0, -1.0
     latest = args.work / "latest.pt"
     if args.resume and latest.exists():
-        state = torch.load(latest, weights_only=False)
+        state = torch.load(latest, weights_only=False, map_location=args.device)
         model.load_state_dict(state["model"])
         optimiser.load_state_dict(state["optimiser"])
         step, best = state["step"], state["best"]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fetch_corpus import attempt  # noqa: E402
+from fetch_corpus import assign_splits, attempt  # noqa: E402
 from mining.registries import FetchError  # noqa: E402
 
 PINNED = {"name": "somelib", "registry": "debian", "version": "1.0-1", "sha256": "ab" * 32, "split": "train"}
@@ -36,3 +36,14 @@ def test_a_fetch_that_works_makes_a_new_record():
     """A download that works replaces the old record with the new one."""
     made = attempt(lambda entry, pinned: {**entry, "files": 3}, {"name": "somelib"}, {"somelib": PINNED}, [])
     assert made == {"name": "somelib", "files": 3}
+
+
+def test_projects_added_later_join_train_and_the_others_keep_their_side():
+    """A new draw over more projects would move some the models trained on into validation; the old sides stay."""
+    projects = {f"lib{number}": "python" for number in range(10)}
+    first = assign_splits(projects, seed=0, share=0.2)
+    assert sorted(first.values()).count("validation") == 2
+    grown = {**projects, **{f"new{number}": "python" for number in range(10)}}
+    again = assign_splits(grown, seed=0, share=0.2, assigned=first)
+    assert {name: again[name] for name in projects} == first
+    assert {again[f"new{number}"] for number in range(10)} == {"train"}

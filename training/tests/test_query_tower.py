@@ -80,3 +80,21 @@ def test_steps_on_the_loss_bring_each_query_to_its_gold(pairs_file):
             members = tower.members[package][view]
             best = members[int(torch.argmax(tower.vectors[view][members] @ queries[row]))]
             assert int(best) == gold[view]
+
+
+def test_an_earlier_documents_file_gives_each_text_its_vector(pairs_file, tmp_path):
+    """Reused vectors are looked up by text through the earlier pairs, whatever row a text has now.
+
+    Another model's file is refused rather than mixed in.
+    """
+    earlier = documents(pairs_file)
+    npz = tmp_path / "documents.npz"
+    np.savez(npz, model=np.array("some-model"), **earlier)
+    known = query_tower.reusable_vectors([npz, pairs_file], "some-model")
+    rows = query_tower.gathered_texts(query_tower.read_pairs(pairs_file))
+    for view in query_tower.VIEWS:
+        assert set(known[view]) == set(rows[view])
+        for text, row in rows[view].items():
+            assert np.array_equal(known[view][text], earlier[f"train/{view}"][row])
+    with pytest.raises(SystemExit, match="not of other-model"):
+        query_tower.reusable_vectors([npz, pairs_file], "other-model")
