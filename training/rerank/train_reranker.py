@@ -85,10 +85,8 @@ class Reranker(torch.nn.Module):
         return self.head(pooled).squeeze(-1)
 
     def scores(self, feeds: dict[str, torch.Tensor], ranking_scores: torch.Tensor) -> torch.Tensor:
-        """Logit plus the learned multiple of the ranking's log-score (the inputs moved to the model's device)."""
-        device = self.prior.device
-        logits = self(**{name: values.to(device) for name, values in feeds.items()})
-        return logits + self.prior * torch.log(ranking_scores.to(device).clamp(min=FLOOR))
+        """Logit plus the learned multiple of the ranking's log-score."""
+        return self(**feeds) + self.prior * torch.log(ranking_scores.clamp(min=FLOOR))
 
 
 def read_pools(path: Path) -> list[dict]:
@@ -111,10 +109,15 @@ def training_groups(pools: list[dict], negatives: int) -> list[dict]:
 
 
 class Pairs:
-    """The runtime's tokenizer, building the model's inputs as the runtime does."""
+    """The runtime's tokenizer, building the model's inputs as the runtime does, on the model's device."""
 
-    def __init__(self) -> None:
+    def __init__(self, device: str = "cpu") -> None:
         self.tokenizer = runtime_tokenizer()
+        self.device = device
+
+    def tensor(self, values: list[float]) -> torch.Tensor:
+        """Ranking scores as a tensor on the device."""
+        return torch.tensor(values, dtype=torch.float32, device=self.device)
 
     def feeds(self, query: str, candidates: list[dict]) -> dict[str, torch.Tensor]:
         """The inputs of (query, candidate) for each candidate."""
@@ -123,7 +126,7 @@ class Pairs:
     def pair_feeds(self, rows: list[tuple[str, dict]]) -> dict[str, torch.Tensor]:
         """The inputs of each (query, candidate)."""
         pairs = [pair_ids(self.tokenizer, query, pool_text(candidate)) for query, candidate in rows]
-        return {name: torch.from_numpy(values) for name, values in padded(pairs).items()}
+        return {name: torch.from_numpy(values).to(self.device) for name, values in padded(pairs).items()}
 
 
 def group_loss(model: Reranker, pairs: Pairs, batch: list[dict], other_queries: int = 0) -> torch.Tensor:
@@ -136,7 +139,7 @@ def group_loss(model: Reranker, pairs: Pairs, batch: list[dict], other_queries: 
     losses = []
     for number, group in enumerate(batch):
         feeds = pairs.feeds(group["query"], group["candidates"])
-        ranking = torch.tensor([c["score"] for c in group["candidates"]], dtype=torch.float32)
+        ranking = pairs.tensor([c["score"] for c in group["candidates"]])
         scores = model.scores(feeds, ranking)
         first = torch.zeros(1, dtype=torch.long, device=scores.device)
         losses.append(torch.nn.functional.cross_entropy(scores.unsqueeze(0), first))
@@ -145,7 +148,7 @@ def group_loss(model: Reranker, pairs: Pairs, batch: list[dict], other_queries: 
         if others:
             gold = group["candidates"][0]
             rows = [(query, gold) for query in [group["query"], *others]]
-            by_query = model.scores(pairs.pair_feeds(rows), torch.full((len(rows),), gold["score"]))
+            by_query = model.scores(pairs.pair_feeds(rows), pairs.tensor([gold["score"]] * len(rows)))
             losses.append(torch.nn.functional.cross_entropy(by_query.unsqueeze(0), first))
     return torch.stack(losses).mean()
 
@@ -155,7 +158,7 @@ def reranked(model: Reranker, pairs: Pairs, pool: dict, query: str | None = None
              depth: int = RERANKED) -> list[dict]:
     """The pool with its first ``depth`` candidates reordered by the model (read with ``query``, else the pool's)."""
     return reordered(pool["candidates"], lambda head: model.scores(
-        pairs.feeds(query or pool["query"], head), torch.tensor([c["score"] for c in head])).tolist(), depth)
+        pairs.feeds(query or pool["query"], head), pairs.tensor([c["score"] for c in head])).tolist(), depth)
 
 
 def validation(model: Reranker, pairs: Pairs, pools: list[dict]) -> dict[str, float]:
@@ -209,7 +212,7 @@ def main() -> None:  # noqa: D103
     checking = read_pools(POOLS / "pools-validation.jsonl")
     random.Random(SEED).shuffle(checking)
     checking = checking[: args.eval_queries]
-    pairs = Pairs()
+    pairs = Pairs(args.device)
     step, best = 0, -1.0
     latest = args.work / "latest.pt"
     if args.resume and latest.exists():
