@@ -20,6 +20,7 @@ the other definitions' kept doc comments, as the rulers build their corpora (def
     python training/evaluate.py                                   # the recorded packages, beside the hand column
     python training/evaluate.py --no-baseline                     # every validation package with features
     python training/evaluate.py --split train                     # the training packages (fitted on!)
+    python training/evaluate.py --split train --no-baseline --only a,b   # some of them (e.g. added since the fit)
     python training/evaluate.py --vectors                         # and vectors alone, what the blends add to
     python training/evaluate.py --no-baseline --without-tower     # the code models' query tower left out
 """
@@ -179,6 +180,7 @@ def main() -> None:  # noqa: D103
                              "(default: the recorded run of this embedding model, when there is one); only the "
                              "packages it recorded are scored")
     parser.add_argument("--no-baseline", action="store_true", help="every package with features, no recorded column")
+    parser.add_argument("--only", help="comma-separated package names: only these (of the split, with features)")
     parser.add_argument("--vectors", action="store_true", help="also rank by the two cosines alone")
     parser.add_argument("--without-tower", action="store_true",
                         help="queries embedded by the document model, not the code models' query tower: the tower's "
@@ -196,8 +198,10 @@ def report(args: argparse.Namespace) -> None:
         METHODS["vectors"] = RULER_METHODS["vectors"]
     blend = load_blend(blend_file(EMBEDDING))
     recorded = json.loads(args.baseline.read_text()) if args.baseline and not args.no_baseline else {}
+    wanted = set(args.only.split(",")) if args.only else None
     records = [r for r in [*package_records(), *repository_records()]
-               if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()]
+               if r["split"] == args.split and (FEATURES / f"{r['name']}.npz").exists()
+               and (wanted is None or r["name"] in wanted)]
     if recorded:  # the recorded run's packages only, so the columns compare like with like
         unrecorded = [r["name"] for r in records if r["name"] not in recorded]
         records = [r for r in records if r["name"] in recorded]
