@@ -432,9 +432,13 @@ def documented_table(record: dict) -> tuple[Path, CodeIndex, list[dict]]:
 
 def extra_tables(args: argparse.Namespace, name: str, suffix: str,
                  build: Callable[[dict], tuple[Path, CodeIndex, list[dict]]]) -> None:
-    """A table of extra queries per planned package (``<package><suffix>``), from ``build``'s corpus and index."""
+    """A table of extra queries (``<package><suffix>``) from ``build``'s corpus and index.
+
+    One per planned package, or per package ``--only`` names (planned or not, as for the mined queries' tables).
+    """
     FEATURES.mkdir(parents=True, exist_ok=True)
-    for record in plan(package_records()):
+    records = package_records()
+    for record in [r for r in records if r["name"] in args.only.split(",")] if args.only else plan(records):
         target = FEATURES / f"{record['name']}{suffix}"
         if not to_make(record, target, args):
             continue
