@@ -437,8 +437,7 @@ def extra_tables(args: argparse.Namespace, name: str, suffix: str,
     One per planned package, or per package ``--only`` names (planned or not, as for the mined queries' tables).
     """
     FEATURES.mkdir(parents=True, exist_ok=True)
-    records = package_records()
-    for record in [r for r in records if r["name"] in args.only.split(",")] if args.only else plan(records):
+    for record in chosen_records(package_records(), args.only):
         target = FEATURES / f"{record['name']}{suffix}"
         if not to_make(record, target, args):
             continue
@@ -446,6 +445,14 @@ def extra_tables(args: argparse.Namespace, name: str, suffix: str,
         say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} {name}={len(queries)}")
         if queries:
             np.savez_compressed(target, **gather(record, corpus, index, queries))
+
+
+def chosen_records(records: list[dict], only: str | None) -> list[dict]:
+    """The packages ``--only`` names (planned or not), else the plan."""
+    if only:
+        wanted = set(only.split(","))
+        return [record for record in records if record["name"] in wanted]
+    return plan(records)
 
 
 def to_make(record: dict, target: Path, args: argparse.Namespace) -> bool:
@@ -484,13 +491,8 @@ def main() -> None:  # noqa: D103
             if arrays is not None:
                 np.savez_compressed(target, **arrays)
         return
-    records = package_records()
-    if args.only:
-        wanted = set(args.only.split(","))
-        chosen = [record for record in records if record["name"] in wanted]
-    else:
-        chosen = [record for record in plan(records)
-                  if args.again or not (FEATURES / f"{record['name']}.npz").exists()]
+    chosen = [record for record in chosen_records(package_records(), args.only)
+              if args.only or args.again or not (FEATURES / f"{record['name']}.npz").exists()]
     for record in chosen:
         say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} files={record.get('files')} "
             f"queries={len(sampled_queries(record['name']))}")

@@ -80,7 +80,7 @@ def torch_scores(model: Reranker, pools: list[dict]) -> list[np.ndarray]:
     """Torch's scores of each pool's first results (taken before the export: tracing leaves the model off)."""
     pairs = Pairs()
     return [model.scores(pairs.feeds(pool["query"], pool["candidates"][:RERANKED]),
-                         torch.tensor([c["score"] for c in pool["candidates"][:RERANKED]])).numpy()
+                         pairs.tensor([c["score"] for c in pool["candidates"][:RERANKED]])).numpy()
             for pool in pools]
 
 
