@@ -193,6 +193,7 @@ def train(args: argparse.Namespace) -> None:
         EVAL_PACKAGES,
         MAX_TOKENS,
         Encoder,
+        bfloat16_pays,
         latest_checkpoint,
         learning_rate,
         save_checkpoint,
@@ -217,7 +218,7 @@ def train(args: argparse.Namespace) -> None:
         optimiser.load_state_dict(state["optimiser"])
         step, best = state["step"], state["best"]
         say(f"resumed from {checkpoint.name}")
-    encoder = Encoder(model, bfloat16=True)
+    encoder = Encoder(model, bfloat16=bfloat16_pays())
     languages = {name: package["language"] for name, package in packages.items()}
     say(f"{len(tower.queries)} queries of {len(tower.members)} packages, {total} steps of {args.batch}; "
         f"document vectors of {documents['model']}")

@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 from query_tower import gathered_texts, read_pairs, validation_packages  # noqa: E402
 from ranking import view_texts  # noqa: E402
-from train import DATA, SEED, Encoder, learning_rate, say, take_step  # noqa: E402
+from train import DATA, SEED, Encoder, bfloat16_pays, learning_rate, say, take_step  # noqa: E402
 
 # The runtime's cuts (dense/sync.py): a card at the embedder's 256 word pieces, a code view at 128.
 MAX_TOKENS = {"card": 256, "code": 128}
@@ -120,7 +120,7 @@ def main() -> None:  # noqa: D103
                     if key.startswith("eval/") and key.split("/")[1] in packages}
     batches = [batch for epoch in range(args.epochs) for batch in batches_of(texts, args.batch, epoch)]
     model = student_of(args.base, [int(i) for i in args.layers.split(",")])
-    encoder = Encoder(model, bfloat16=True)
+    encoder = Encoder(model, bfloat16=bfloat16_pays())
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
     args.work.mkdir(parents=True, exist_ok=True)
     log = open(args.work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
