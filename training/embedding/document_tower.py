@@ -41,24 +41,21 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from query_tower import gathered_texts, read_pairs  # noqa: E402
+from query_tower import (  # noqa: E402 - the same data, seed, temperature, views and validation cut
+    DATA,
+    EVAL_MAX_CHUNKS,
+    SEED,
+    TEMPERATURE,
+    VIEWS,
+    gathered_texts,
+    read_pairs,
+    say,
+)
 from ranking import package_scores, trimmed, view_texts  # noqa: E402
 
-DATA = ROOT / "training" / "data" / "embedding"
 WORK = DATA / "doctower"
-SEED = 0
 BATCH = 32
 NEGATIVES = 3
-TEMPERATURE = 0.05
-EVAL_MAX_CHUNKS = 600
-VIEWS = ("card", "code")
-
-
-def say(line: str) -> None:
-    """One line of progress, flushed (the run goes to a log in the background)."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
 
 def chosen_pairs(args: argparse.Namespace) -> tuple[list[int], list[dict]]:
     """The training lines, or a seeded sample of ``--max-queries`` of them, with their line numbers.
@@ -287,7 +284,7 @@ def validation_mrr(layers: Layers, caches: dict[str, Cache], packages: dict[str,
 def train(args: argparse.Namespace) -> Layers:
     """The top layers trained on the cached states, with checkpoints, a log and the best kept; the model at the end."""
     import torch
-    from train import latest_checkpoint, learning_rate, save_checkpoint
+    from train import latest_checkpoint, learning_rate, save_checkpoint, take_step
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
@@ -337,12 +334,7 @@ def train(args: argparse.Namespace) -> Layers:
     while step < last:
         for group in optimiser.param_groups:
             group["lr"] = learning_rate(step, total, args.learning_rate)
-        loss = batch_loss(layers, caches, training_queries, batches[step])
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(layers.top.parameters(), 1.0)
-        optimiser.step()
-        losses.append(loss.item())
+        losses.append(take_step(layers.top, optimiser, batch_loss(layers, caches, training_queries, batches[step])))
         step += 1
         if step % 10 == 0:
             seconds = (time.perf_counter() - started) / len(losses)

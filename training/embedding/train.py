@@ -67,7 +67,8 @@ def bfloat16_pays(device: str = "cpu") -> bool:
     """Whether bfloat16 products are faster than float32 here: on a GPU, and on a CPU with AVX-512 (AMX).
 
     Without AVX-512 torch emulates them: 6.5x the time of float32 for MiniLM's layers on an AVX2-only EPYC
-    (2026-11-30), where a CPU with AMX had taken ~0.6x.
+    (2026-11-30), where a CPU with AMX had taken ~0.6x. torch reports AVX-512, not its bfloat16 extension, so an
+    AVX-512 CPU without it may still be slower: ``--precision float32`` then.
     """
     if device.startswith("cuda"):
         return True
