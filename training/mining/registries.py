@@ -122,7 +122,12 @@ def ensure_repository(repo: str) -> Path:
     git_dir = mirror_dir(repo)
     if (git_dir / "HEAD").exists():
         return git_dir
-    _run(["git", "clone", "--bare", "--quiet", f"https://github.com/{repo}.git", str(git_dir)])
+    try:
+        _run(["git", "clone", "--bare", "--quiet", f"https://github.com/{repo}.git", str(git_dir)])
+    except FetchError as error:
+        # A machine without GitHub access gets the repository from the mirror tool (fetch github:OWNER/NAME).
+        raise FetchError(f"{repo}: no mirror at {git_dir} and the clone failed; bring it in with the mirror "
+                         f"tool first ({error})") from error
     return git_dir
 
 
