@@ -57,6 +57,7 @@ WORK = DATA / "doctower"
 BATCH = 32
 NEGATIVES = 3
 
+
 def chosen_pairs(args: argparse.Namespace) -> tuple[list[int], list[dict]]:
     """The training lines, or a seeded sample of ``--max-queries`` of them, with their line numbers.
 
@@ -155,12 +156,12 @@ class Layers:
     def vectors(self, hidden, lengths: list[int]):  # noqa: ANN001, ANN201 - torch types
         """Unit vectors from cached lower-layer states: the top layers, mean pooling over the word pieces."""
         import torch
+        from train import mean_pooled
 
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bfloat16 and self.top.training):
             top = self.run(self.top, hidden, lengths).float()
         keep = (torch.arange(top.shape[1])[None, :] < torch.tensor(lengths)[:, None]).float()[..., None]
-        pooled = (top * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, dim=-1)
+        return mean_pooled(top, keep)
 
 
 class Cache:
@@ -263,6 +264,7 @@ def validation_mrr(layers: Layers, caches: dict[str, Cache], packages: dict[str,
                    rows: dict[str, dict[str, int]], queries: np.lib.npyio.NpzFile) -> dict[str, float]:
     """Vectors-only MRR@10 per watched package (fused views), documents through the current top layers."""
     import torch
+    from train import EVAL_BATCH
 
     layers.top.eval()
     result = {}
@@ -272,8 +274,8 @@ def validation_mrr(layers: Layers, caches: dict[str, Cache], packages: dict[str,
             for view, (_, texts) in view_texts(package).items():
                 wanted = [rows[view][text] for text in texts]
                 parts = []
-                for start in range(0, len(wanted), 64):
-                    hidden, lengths = caches[view].batch(wanted[start : start + 64])
+                for start in range(0, len(wanted), EVAL_BATCH):
+                    hidden, lengths = caches[view].batch(wanted[start : start + EVAL_BATCH])
                     parts.append(layers.vectors(hidden, lengths).numpy())
                 views[view] = np.concatenate(parts)
             result[name] = float(np.mean(package_scores(package, queries[f"eval/{name}"], views)["fused"]))
@@ -284,7 +286,7 @@ def validation_mrr(layers: Layers, caches: dict[str, Cache], packages: dict[str,
 def train(args: argparse.Namespace) -> Layers:
     """The top layers trained on the cached states, with checkpoints, a log and the best kept; the model at the end."""
     import torch
-    from train import latest_checkpoint, learning_rate, save_checkpoint, take_step
+    from train import learning_rate, resumed, save_checkpoint, take_step
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
@@ -301,14 +303,7 @@ def train(args: argparse.Namespace) -> Layers:
                for batch in epoch_batches(pairs, rows, epoch, args.batch, args.negatives)]
     total = len(batches)
     optimiser = torch.optim.AdamW(layers.top.parameters(), lr=args.learning_rate, weight_decay=0.01)
-    step, best = 0, -1.0
-    checkpoint = latest_checkpoint(args.work / "checkpoints") if args.resume else None
-    if checkpoint:
-        state = torch.load(checkpoint, weights_only=False)
-        layers.top.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        step, best = state["step"], state["best"]
-        say(f"resumed from {checkpoint.name}")
+    step, best = resumed(args.work / "checkpoints", layers.top, optimiser) if args.resume else (0, -1.0)
     say(f"{len(pairs)} queries, {total} steps of {args.batch} (+{args.negatives} hard negatives each); "
         f"layers {layers.frozen}-{layers.frozen + made['trainable'] - 1} trained")
     log = open(args.work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run

@@ -194,8 +194,8 @@ def train(args: argparse.Namespace) -> None:
         MAX_TOKENS,
         Encoder,
         bfloat16_pays,
-        latest_checkpoint,
         learning_rate,
+        resumed,
         save_checkpoint,
         take_step,
     )
@@ -210,14 +210,7 @@ def train(args: argparse.Namespace) -> None:
     total = len(batches)
     model = AutoModel.from_pretrained(str(args.base), dtype=torch.float32)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
-    step, best = 0, -1.0
-    checkpoint = latest_checkpoint(args.work / "checkpoints") if args.resume else None
-    if checkpoint:
-        state = torch.load(checkpoint, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        step, best = state["step"], state["best"]
-        say(f"resumed from {checkpoint.name}")
+    step, best = resumed(args.work / "checkpoints", model, optimiser) if args.resume else (0, -1.0)
     encoder = Encoder(model, bfloat16=bfloat16_pays())
     languages = {name: package["language"] for name, package in packages.items()}
     say(f"{len(tower.queries)} queries of {len(tower.members)} packages, {total} steps of {args.batch}; "

@@ -81,6 +81,12 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
+def mean_pooled(hidden: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Unit vectors of the word pieces' states averaged over ``weights`` (1 on a word piece, 0 on padding)."""
+    pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+    return torch.nn.functional.normalize(pooled, dim=-1)
+
+
 class Encoder:
     """The model and the runtime's tokenizer: mean-pooled, normalised vectors of texts."""
 
@@ -112,10 +118,7 @@ class Encoder:
         with torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16,
                             enabled=self.bfloat16 and self.model.training):
             hidden = self.model(**feeds, token_type_ids=torch.zeros_like(feeds["input_ids"])).last_hidden_state
-        hidden = hidden.float()
-        weights = feeds["attention_mask"].unsqueeze(-1).float()
-        pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, dim=-1)
+        return mean_pooled(hidden.float(), feeds["attention_mask"].unsqueeze(-1).float())
 
     @torch.no_grad()
     def embed(self, texts: list[str], max_tokens: int) -> np.ndarray:
@@ -204,6 +207,22 @@ def latest_checkpoint(folder: Path = CHECKPOINTS) -> Path | None:
     return found[-1] if found else None
 
 
+def resumed(folder: Path, model: torch.nn.Module, optimiser: torch.optim.Optimizer,
+            device: str = "cpu") -> tuple[int, float]:
+    """The step and best score of the newest checkpoint in ``folder``, loaded into the model and optimiser.
+
+    (0, -1.0), a fresh start, when there is none.
+    """
+    checkpoint = latest_checkpoint(folder)
+    if checkpoint is None:
+        return 0, -1.0
+    state = torch.load(checkpoint, weights_only=False, map_location=device)
+    model.load_state_dict(state["model"])
+    optimiser.load_state_dict(state["optimiser"])
+    say(f"resumed from {checkpoint.name}")
+    return state["step"], state["best"]
+
+
 def save_checkpoint(model: torch.nn.Module, optimiser: torch.optim.Optimizer, step: int, best: float,
                     folder: Path = CHECKPOINTS) -> None:
     """Model, optimiser and step; the two newest are kept."""
@@ -248,14 +267,7 @@ def main() -> None:  # noqa: D103
     total = len(batches)
     model = AutoModel.from_pretrained(str(args.base or base_model_dir()), dtype=torch.float32).to(args.device)
     optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
-    step, best = 0, -1.0
-    checkpoint = latest_checkpoint(work / "checkpoints") if args.resume else None
-    if checkpoint:
-        state = torch.load(checkpoint, weights_only=False, map_location=args.device)
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        step, best = state["step"], state["best"]
-        say(f"resumed from {checkpoint.name}")
+    step, best = resumed(work / "checkpoints", model, optimiser, args.device) if args.resume else (0, -1.0)
     bfloat16 = bfloat16_pays(args.device) if args.precision == "auto" else args.precision == "bfloat16"
     encoder = Encoder(model, bfloat16=bfloat16, device=args.device)
     packages = [trimmed(json.loads((args.eval_dir / f"{name}.json").read_text()), EVAL_MAX_CHUNKS, SEED)
