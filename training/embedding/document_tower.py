@@ -286,7 +286,7 @@ def validation_mrr(layers: Layers, caches: dict[str, Cache], packages: dict[str,
 def train(args: argparse.Namespace) -> Layers:
     """The top layers trained on the cached states, with checkpoints, a log and the best kept; the model at the end."""
     import torch
-    from train import learning_rate, resumed, save_checkpoint, take_step
+    from train import Schedule, resumed, run_schedule
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
@@ -306,42 +306,18 @@ def train(args: argparse.Namespace) -> Layers:
     step, best = resumed(args.work / "checkpoints", layers.top, optimiser) if args.resume else (0, -1.0)
     say(f"{len(pairs)} queries, {total} steps of {args.batch} (+{args.negatives} hard negatives each); "
         f"layers {layers.frozen}-{layers.frozen + made['trainable'] - 1} trained")
-    log = open(args.work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
 
-    def evaluate(at: int) -> None:
-        nonlocal best
+    def evaluate(at: int) -> tuple[float, dict]:
         scores = validation_mrr(layers, caches, packages, rows, queries)
         watched = float(np.mean(list(scores.values())))
-        log.write(json.dumps({"step": at, "watched": watched, "packages": scores}) + "\n")
-        log.flush()
         say(f"step {at} MRR@10 watched {watched:.4f} " + " ".join(f"{k} {v:.3f}" for k, v in scores.items()))
-        if watched > best:
-            best = watched
-            layers.model.save_pretrained(str(args.work / "best"))
-            (args.work / "best" / "step.json").write_text(json.dumps({"step": at, "watched": watched}))
+        return watched, {"step": at, "watched": watched, "packages": scores}
 
-    if step == 0:
-        evaluate(0)
-    layers.top.train()
-    losses: list[float] = []
-    last = min(total, args.max_steps or total)
-    started = time.perf_counter()
-    while step < last:
-        for group in optimiser.param_groups:
-            group["lr"] = learning_rate(step, total, args.learning_rate)
-        losses.append(take_step(layers.top, optimiser, batch_loss(layers, caches, training_queries, batches[step])))
-        step += 1
-        if step % 10 == 0:
-            seconds = (time.perf_counter() - started) / len(losses)
-            log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4),
-                                  "seconds_per_step": round(seconds, 2)}) + "\n")
-            log.flush()
-            say(f"step {step}/{total} loss {np.mean(losses[-10:]):.4f} {seconds:.2f}s/step")
-        if step % args.eval_every == 0 or step == last:
-            evaluate(step)
-        if step % args.checkpoint_every == 0 or step == last:
-            save_checkpoint(layers.top, optimiser, step, best, args.work / "checkpoints")
-    log.close()
+    with open(args.work / "train_log.jsonl", "a", encoding="utf-8") as log:
+        schedule = Schedule(layers.top, layers.model, optimiser, total, args.learning_rate, args.work, log,
+                            args.eval_every, args.checkpoint_every, args.max_steps)
+        run_schedule(schedule, lambda at: batch_loss(layers, caches, training_queries, batches[at]), evaluate,
+                     step, best)
     return layers
 
 

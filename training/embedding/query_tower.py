@@ -193,11 +193,10 @@ def train(args: argparse.Namespace) -> None:
         EVAL_PACKAGES,
         MAX_TOKENS,
         Encoder,
+        Schedule,
         bfloat16_pays,
-        learning_rate,
         resumed,
-        save_checkpoint,
-        take_step,
+        run_schedule,
     )
     from transformers import AutoModel
 
@@ -215,45 +214,22 @@ def train(args: argparse.Namespace) -> None:
     languages = {name: package["language"] for name, package in packages.items()}
     say(f"{len(tower.queries)} queries of {len(tower.members)} packages, {total} steps of {args.batch}; "
         f"document vectors of {documents['model']}")
-    log = open(args.work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
 
-    def evaluate(at: int) -> None:
-        nonlocal best
+    def evaluate(at: int) -> tuple[float, dict]:
         scores = validation_mrr(encoder, packages, documents, MAX_TOKENS["query"])
         watched = float(np.mean([scores[name] for name in EVAL_PACKAGES if name in scores] or list(scores.values())))
         by_language = defaultdict(list)
         for name, value in scores.items():
             by_language[languages[name]].append(value)
         means = {language: round(float(np.mean(values)), 4) for language, values in by_language.items()}
-        log.write(json.dumps({"step": at, "watched": watched, "all": float(np.mean(list(scores.values()))),
-                              "languages": means, "packages": scores}) + "\n")
-        log.flush()
         say(f"step {at} MRR@10 watched {watched:.4f} all {np.mean(list(scores.values())):.4f} {means}")
-        if watched > best:
-            best = watched
-            model.save_pretrained(str(args.work / "best"))
-            (args.work / "best" / "step.json").write_text(json.dumps({"step": at, "watched": watched}))
+        return watched, {"step": at, "watched": watched, "all": float(np.mean(list(scores.values()))),
+                         "languages": means, "packages": scores}
 
-    if step == 0:
-        evaluate(0)
-    model.train()
-    losses: list[float] = []
-    last = min(total, args.max_steps or total)
-    started = time.perf_counter()
-    while step < last:
-        for group in optimiser.param_groups:
-            group["lr"] = learning_rate(step, total, args.learning_rate)
-        losses.append(take_step(model, optimiser, tower.loss(encoder, batches[step], MAX_TOKENS["query"])))
-        step += 1
-        if step % 10 == 0:
-            log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4)}) + "\n")
-            say(f"step {step}/{total} loss {np.mean(losses[-10:]):.4f} "
-                f"{(time.perf_counter() - started) / len(losses):.1f}s/step")
-        if step % args.eval_every == 0 or step == last:
-            evaluate(step)
-        if step % args.checkpoint_every == 0 or step == last:
-            save_checkpoint(model, optimiser, step, best, args.work / "checkpoints")
-    log.close()
+    with open(args.work / "train_log.jsonl", "a", encoding="utf-8") as log:
+        schedule = Schedule(model, model, optimiser, total, args.learning_rate, args.work, log, args.eval_every,
+                            args.checkpoint_every, args.max_steps)
+        run_schedule(schedule, lambda at: tower.loss(encoder, batches[at], MAX_TOKENS["query"]), evaluate, step, best)
 
 
 def main() -> None:  # noqa: D103

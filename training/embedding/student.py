@@ -19,10 +19,8 @@ student's and the shipped model's vectors of the validation chunks (never traine
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -34,7 +32,7 @@ sys.path.insert(0, str(HERE))
 
 from query_tower import gathered_texts, read_pairs, validation_packages  # noqa: E402
 from ranking import view_texts  # noqa: E402
-from train import DATA, SEED, Encoder, bfloat16_pays, learning_rate, say, take_step  # noqa: E402
+from train import DATA, SEED, Encoder, Schedule, bfloat16_pays, run_schedule, say  # noqa: E402
 
 # The runtime's cuts (dense/sync.py): a card at the embedder's 256 word pieces, a code view at 128.
 MAX_TOKENS = {"card": 256, "code": 128}
@@ -123,33 +121,16 @@ def main() -> None:  # noqa: D103
     encoder = Encoder(model, bfloat16=bfloat16_pays())
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=0.01)
     args.work.mkdir(parents=True, exist_ok=True)
-    log = open(args.work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
 
-    def evaluate(step: int) -> float:
+    def evaluate(step: int) -> tuple[float, dict]:
         agreed = agreement(encoder, packages, eval_vectors)
-        log.write(json.dumps({"step": step, "agreement": agreed}) + "\n")
-        log.flush()
         say(f"step {step} validation cosine to the shipped model: "
             + ", ".join(f"{view} {cosine:.4f}" for view, cosine in agreed.items()))
-        return float(np.mean(list(agreed.values())))
+        return float(np.mean(list(agreed.values()))), {"step": step, "agreement": agreed}
 
-    best = evaluate(0)
-    model.train()
-    started = time.perf_counter()
-    for step, batch in enumerate(batches, start=1):
-        for group in optimiser.param_groups:
-            group["lr"] = learning_rate(step - 1, len(batches), args.learning_rate)
-        loss = take_step(model, optimiser, distillation_loss(encoder, batch))
-        if step % 10 == 0:
-            log.write(json.dumps({"step": step, "loss": round(loss, 5)}) + "\n")
-            say(f"step {step}/{len(batches)} loss {loss:.4f} {(time.perf_counter() - started) / step:.1f}s/step")
-        if step % args.eval_every == 0 or step == len(batches):
-            score = evaluate(step)
-            if score > best:
-                best = score
-                model.save_pretrained(str(args.work / "best"))
-                (args.work / "best" / "step.json").write_text(json.dumps({"step": step, "agreement": score}))
-    log.close()
+    with open(args.work / "train_log.jsonl", "a", encoding="utf-8") as log:
+        schedule = Schedule(model, model, optimiser, len(batches), args.learning_rate, args.work, log, args.eval_every)
+        run_schedule(schedule, lambda at: distillation_loss(encoder, batches[at]), evaluate)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ import math
 import random
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 import torch
@@ -233,6 +236,66 @@ def save_checkpoint(model: torch.nn.Module, optimiser: torch.optim.Optimizer, st
         old.unlink()
 
 
+@dataclass
+class Schedule:
+    """A training run's loop: what the optimiser steps, what ``best/`` keeps, how long and how often it looks."""
+
+    trained: torch.nn.Module  # the parameters stepped, clipped and checkpointed
+    saved: Any  # what WORK/best holds (``save_pretrained``): the trained module or the model around it
+    optimiser: torch.optim.Optimizer
+    total: int  # the learning rate's schedule in steps
+    peak: float
+    work: Path
+    log: TextIO
+    eval_every: int
+    checkpoint_every: int | None = None  # None: no checkpoints (a run too short to resume)
+    max_steps: int | None = None  # stop early, on the same schedule (a quick trial)
+
+
+def run_schedule(schedule: Schedule, loss_at: Callable[[int], torch.Tensor],
+                 evaluate: Callable[[int], tuple[float, dict]], step: int = 0, best: float = -1.0) -> None:
+    """Steps ``step`` to the schedule's end, each on ``loss_at(step)`` at :func:`learning_rate`.
+
+    Every 10 steps the mean loss, learning rate and pace go to the log; every ``eval_every`` steps and at the end
+    ``evaluate(step)`` gives a score and the record logged, and the best score's model is saved to WORK/best (with
+    its record as ``step.json``); a fresh run is evaluated at step 0 first. Checkpoints carry ``best`` on, so a
+    resumed run (``step``, ``best`` from :func:`resumed`) keeps only a better model.
+    """
+    def look(at: int) -> None:
+        nonlocal best
+        score, record = evaluate(at)
+        schedule.log.write(json.dumps(record) + "\n")
+        schedule.log.flush()
+        if score > best:
+            best = score
+            schedule.saved.save_pretrained(str(schedule.work / "best"))
+            (schedule.work / "best" / "step.json").write_text(json.dumps(record))
+
+    if step == 0:
+        look(0)
+    schedule.trained.train()
+    losses: list[float] = []
+    last = min(schedule.total, schedule.max_steps or schedule.total)
+    started = time.perf_counter()
+    while step < last:
+        for group in schedule.optimiser.param_groups:
+            group["lr"] = learning_rate(step, schedule.total, schedule.peak)
+        losses.append(take_step(schedule.trained, schedule.optimiser, loss_at(step)))
+        step += 1
+        if step % 10 == 0:
+            seconds = (time.perf_counter() - started) / len(losses)
+            record = {"step": step, "loss": round(float(np.mean(losses[-10:])), 4),
+                      "lr": learning_rate(step, schedule.total, schedule.peak), "seconds_per_step": round(seconds, 2)}
+            schedule.log.write(json.dumps(record) + "\n")
+            schedule.log.flush()
+            say(f"step {step}/{schedule.total} loss {np.mean(losses[-10:]):.4f} {seconds:.1f}s/step "
+                f"eta {math.ceil((last - step) * seconds / 60)} min")
+        if step % schedule.eval_every == 0 or step == last:
+            look(step)
+        if schedule.checkpoint_every and (step % schedule.checkpoint_every == 0 or step == last):
+            save_checkpoint(schedule.trained, schedule.optimiser, step, best, schedule.work / "checkpoints")
+
+
 def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=Path, default=DATA / "pairs_train.jsonl")
@@ -273,47 +336,21 @@ def main() -> None:  # noqa: D103
     packages = [trimmed(json.loads((args.eval_dir / f"{name}.json").read_text()), EVAL_MAX_CHUNKS, SEED)
                 for name in EVAL_PACKAGES]
     say(f"{len(pairs)} pairs, {total} steps of {args.batch}; validation on {', '.join(EVAL_PACKAGES)}")
-    model.train()
     work.mkdir(parents=True, exist_ok=True)
-    log = open(args.log or work / "train_log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
 
-    def evaluate(at: int) -> None:
-        nonlocal best
+    def evaluate(at: int) -> tuple[float, dict]:
         started = time.perf_counter()
         scores = validation_mrr(encoder, packages)
-        record = {"step": at, "validation_mrr": scores, "seconds": round(time.perf_counter() - started, 1)}
-        log.write(json.dumps(record) + "\n")
-        log.flush()
         say(f"step {at} validation MRR@10 fused {scores['mean_fused']:.3f} card {scores['mean_card']:.3f} "
             f"code {scores['mean_code']:.3f} | " + " ".join(f"{k} {v:.3f}" for k, v in scores.items()
                                                            if not k.startswith("mean")))
-        if scores["mean_fused"] > best:
-            best = scores["mean_fused"]
-            model.save_pretrained(str(work / "best"))
-            (work / "best" / "step.json").write_text(json.dumps(record))
+        return scores["mean_fused"], {"step": at, "validation_mrr": scores,
+                                      "seconds": round(time.perf_counter() - started, 1)}
 
-    if step == 0:
-        evaluate(0)
-    losses: list[float] = []
-    last = min(total, args.max_steps or total)
-    started = time.perf_counter()
-    while step < last:
-        for group in optimiser.param_groups:
-            group["lr"] = learning_rate(step, total)
-        losses.append(take_step(model, optimiser, contrastive_loss(encoder, batches[step])))
-        step += 1
-        if step % 10 == 0:
-            seconds = (time.perf_counter() - started) / len(losses)
-            log.write(json.dumps({"step": step, "loss": round(float(np.mean(losses[-10:])), 4),
-                                  "lr": learning_rate(step, total), "seconds_per_step": round(seconds, 2)}) + "\n")
-            log.flush()
-            say(f"step {step}/{total} loss {np.mean(losses[-10:]):.4f} {seconds:.1f}s/step "
-                f"eta {math.ceil((last - step) * seconds / 60)} min")
-        if step % args.eval_every == 0 or step == last:
-            evaluate(step)
-        if step % args.checkpoint_every == 0 or step == last:
-            save_checkpoint(model, optimiser, step, best, work / "checkpoints")
-    log.close()
+    with open(args.log or work / "train_log.jsonl", "a", encoding="utf-8") as log:
+        schedule = Schedule(model, model, optimiser, total, LEARNING_RATE, work, log, args.eval_every,
+                            args.checkpoint_every, args.max_steps)
+        run_schedule(schedule, lambda at: contrastive_loss(encoder, batches[at]), evaluate, step, best)
 
 
 if __name__ == "__main__":
