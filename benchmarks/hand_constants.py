@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RANKING_MODULES = ("retrievers/rank/", "retrievers/query/shape.py", "retrievers/query/described.py",
-                   "graphs/heuristics.py")
+                   "retrievers/query/asked.py", "graphs/heuristics.py")
 FLAT_RANKING_MODULES = ("retrievers/ranking.py", "retrievers/evidence.py", "retrievers/messages.py",
                         "retrievers/query_shape.py", "retrievers/fusion.py", "retrievers/search.py",
                         "graphs/heuristics.py")

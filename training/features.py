@@ -313,7 +313,7 @@ def queries_without_the_tower() -> Iterator[None]:
 
 def gather(record: dict, corpus: Path, index: CodeIndex, queries: list[dict]) -> dict[str, np.ndarray]:
     """Every query's pooled candidates with their columns and labels, and the shipped ranking's and BM25's ranks."""
-    with queries_for_the_fit(record["split"]):
+    with queries_for_the_fit("validation" if record.get("through_tower") else record["split"]):
         return gather_searched(record, corpus, index, queries)
 
 
@@ -437,7 +437,7 @@ def extra_tables(args: argparse.Namespace, name: str, suffix: str,
     One per planned package, or per package ``--only`` names (planned or not, as for the mined queries' tables).
     """
     FEATURES.mkdir(parents=True, exist_ok=True)
-    for record in chosen_records(package_records(), args.only):
+    for record in chosen_records(package_records(), args.only, args.through_tower):
         target = FEATURES / f"{record['name']}{suffix}"
         if not to_make(record, target, args):
             continue
@@ -447,11 +447,11 @@ def extra_tables(args: argparse.Namespace, name: str, suffix: str,
             np.savez_compressed(target, **gather(record, corpus, index, queries))
 
 
-def chosen_records(records: list[dict], only: str | None) -> list[dict]:
-    """The packages ``--only`` names (planned or not), else the plan."""
+def chosen_records(records: list[dict], only: str | None, through_tower: bool = False) -> list[dict]:
+    """The packages ``--only`` names (planned or not), else the plan; ``through_tower`` marks each for the tower."""
     if only:
         wanted = set(only.split(","))
-        return [record for record in records if record["name"] in wanted]
+        return [{**record, "through_tower": through_tower} for record in records if record["name"] in wanted]
     return plan(records)
 
 
@@ -473,7 +473,12 @@ def main() -> None:  # noqa: D103
                         help="stack traces and code blocks made from the mined queries, into <package>.pasted.npz")
     parser.add_argument("--documented", action="store_true",
                         help="docstring queries among the other doc comments, into <package>.documented.npz")
+    parser.add_argument("--through-tower", action="store_true",
+                        help="with --only: packages the shipped code models never trained on, their queries embedded "
+                             "through the query tower as a user's are (out-of-sample cosines, as at run time)")
     args = parser.parse_args()
+    if args.through_tower and (not args.only or args.commits):
+        parser.error("--through-tower needs --only (the packages the shipped models never saw) and no --commits")
     if args.documented:
         extra_tables(args, "documented", DOCUMENTED_TABLE, documented_table)
         return
@@ -491,7 +496,7 @@ def main() -> None:  # noqa: D103
             if arrays is not None:
                 np.savez_compressed(target, **arrays)
         return
-    chosen = [record for record in chosen_records(package_records(), args.only)
+    chosen = [record for record in chosen_records(package_records(), args.only, args.through_tower)
               if args.only or args.again or not (FEATURES / f"{record['name']}.npz").exists()]
     for record in chosen:
         say(f"{record['name']:<24} {record['language']:<11} {record['split']:<10} files={record.get('files')} "

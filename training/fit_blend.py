@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(TRAINING))
 
 from features import DOCUMENTED_TABLE, EMBEDDING, FEATURES  # noqa: E402  (the features of the model in GREPGRAPH_EMBEDDING_MODEL)
+from grepgraph.retrievers.query.asked import kind_chances  # noqa: E402
 from grepgraph.retrievers.rank.learned import (  # noqa: E402
     EVIDENCE,
     LANGUAGES,
@@ -77,8 +78,17 @@ FOCUSED = (*RANKED, FOCUS_COLUMN)
 # What the pool says around a candidate: its file's best cosine and share of the pool, its type's cosine (the
 # cosines crossed with a long query's flag too, as the evidence is).
 CONTEXT = (*FOCUSED, "file_card", "file_pool", "owner_card", "long*file_card", "long*owner_card")
+# A report of a problem (a commit message, an issue), a description of a definition and a quote of code or a
+# message ask for different evidence: one linear model traded one for another, so the main evidence is crossed
+# with P(report) and P(description) (:mod:`retrievers.query.asked`, 2026-11-30).
+ASKED = {"report": "is_report", "description": "is_description"}
+ASKED_EVIDENCE = ("card", "code", "bm25", "card_z", "code_z", "bm25_z", "card_rr", "code_rr", "bm25_rr", "name",
+                  "symbol", "calls", "lines", "file_words", "file_card", "file_pool", "owner_card", "kind_type",
+                  "kind_callable", "kind_module", "member_card", "member_code", "member_bm25", FOCUS_COLUMN, "one")
+ASKED_KINDS = (*CONTEXT, *(f"{column}*{name}" for column in ASKED.values() for name in ASKED_EVIDENCE))
 FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardised": STANDARDISED, "both": BOTH,
-                "ranked": RANKED, "focused": FOCUSED, "context": CONTEXT, "per_language": PER_LANGUAGE}
+                "ranked": RANKED, "focused": FOCUSED, "context": CONTEXT, "asked": ASKED_KINDS,
+                "per_language": PER_LANGUAGE}
 DENSE_PARTS = frozenset({"card", "code", "member_card", "member_code", "card_z", "code_z", "card_rr", "code_rr",
                          "file_card", "owner_card"})
 PENALTIES = (1e-5, 1e-4, 1e-3)
@@ -155,6 +165,8 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
         columns.update({name: np.concatenate([p[name] for p in pooled]) for name in POOL_COLUMNS})
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
         columns[FOCUS_COLUMN] = demoted.astype(np.float64)  # files made before the column was gathered lack it
+        # What the query is, from its text by the current model: a refit of asked.json needs no new tables.
+        columns.update(asked_columns(data))
         containers = data["ruler_label"] & ~data["label"]
         target = data[labels] + container_credit * containers if container_credit and labels == "label" else None
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
@@ -166,6 +178,14 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
     for package in packages:  # a package's extra query kinds (``<name>.pasted.npz``) join its main file
         by_name.setdefault(package.name, []).append(package)
     return [merged(parts) for parts in by_name.values()]
+
+
+def asked_columns(data: np.lib.npyio.NpzFile) -> dict[str, np.ndarray]:
+    """Each row's ``is_report`` and ``is_description``, as the search computes them from its query's text."""
+    texts = json.loads(str(data["queries_json"])) if "queries_json" in data else [{"query": ""}] * len(data["kind"])
+    chances = [kind_chances(query["query"]) for query in texts]
+    return {column: np.array([chance[kind] for chance in chances], dtype=np.float64)[data["query"]]
+            for kind, column in ASKED.items()}
 
 
 def query_kinds(data: np.lib.npyio.NpzFile) -> np.ndarray:

@@ -13,7 +13,8 @@ type lifts that ranked before (2026-11-29).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import repeat
 from operator import attrgetter
@@ -60,7 +61,7 @@ CANDIDATE_COLUMNS = (
 # whatever the query's overall level of similarity.
 STANDARDISED = ("card", "code", "bm25")
 QUERY_FLAGS = ("long", "short", "statement", "question", "described_type", "described_callable", "wants_type",
-               "describes_exception", "pasted_block")
+               "describes_exception", "pasted_block", "is_report", "is_description")
 COLUMNS = (*CANDIDATE_COLUMNS, *QUERY_FLAGS, "one")
 # ... and ranked within it: 1 / rank by that evidence (ties share the better rank), 0 where it is absent.
 POOL_COLUMNS = (*(f"{name}_z" for name in STANDARDISED), *(f"{name}_rr" for name in STANDARDISED))
@@ -75,7 +76,8 @@ class QueryShape:
     ``described`` is the likelier kind by ``type_probability`` (:func:`retrievers.query.described.kind_of`), which
     decides ``wants_type``; the columns ``described_type`` / ``described_callable`` read ``type_probability``,
     the model of :mod:`retrievers.query.described` (0 for both where it has no say: a text too long to describe one
-    definition).
+    definition). ``asked`` holds P(the query is a report) and P(it is a description), the models of
+    :mod:`retrievers.query.asked` (``kind_chances``).
     """
 
     long: bool
@@ -86,6 +88,7 @@ class QueryShape:
     describes_exception: bool
     pasted_block: bool
     type_probability: float | None = None
+    asked: Mapping[str, float] = field(default_factory=dict)
 
     def flags(self) -> dict[str, float]:
         """The value of every query flag column."""
@@ -93,7 +96,8 @@ class QueryShape:
         return {"long": float(self.long), "short": float(not self.long), "statement": float(self.statement),
                 "question": float(self.question), "described_type": 0.0 if is_type is None else is_type,
                 "described_callable": 0.0 if is_type is None else 1.0 - is_type, "wants_type": float(self.wants_type),
-                "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block)}
+                "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block),
+                "is_report": self.asked.get("report", 0.0), "is_description": self.asked.get("description", 0.0)}
 
 
 class PoolRow(NamedTuple):

@@ -23,6 +23,7 @@ from ..core.results import DEFAULT_LIMIT
 from ..grep.lines import GrepAnswer, rank_lines, results_for, search_lines
 from ..grep.patterns import PatternError, compile_pattern
 from ..lexical.tokenize import repeated_by_frequency, tokenize_query
+from ..query.asked import kind_chances
 from ..query.described import kind_of, type_probability
 from ..query.limits import check_query_length
 from ..query.parsing import name_evidence, plain_text, reads_as_prose, without_environment_listing
@@ -340,7 +341,8 @@ class Searcher:
                            question=is_question(query), described=described,
                            wants_type=described == "type" or bool(subclasses),
                            describes_exception=bool(exceptions), pasted_block=pasted_block,
-                           type_probability=type_chance)
+                           type_probability=type_chance,
+                           asked=kind_chances(query) if kind_priors else {})
         return Gathered(components, pool, rows, exceptions, subclasses, shape, set(words), weights, bool(cosines),
                         signal, unembedded)
 

@@ -93,3 +93,14 @@ def test_a_noun_phrase_description_finds_the_type(crate):
     _, searcher = crate
     hits, _ = searcher.search("An iterator over overlapping windows of a slice.", limit=3)
     assert hits[0].symbol == "Windows"  # the type's impl may come next: it holds the type's code
+
+
+def test_the_search_reads_what_a_query_is_into_the_blends_columns(crate):
+    """A report of a problem and a description get the columns the blend's per-kind weights are crossed with."""
+    _, searcher = crate
+    _, report = searcher.candidate_table("Fix overflow when the sum of squares is taken over large values")
+    _, description = searcher.candidate_table("Sum of the squares of a slice's values.")
+    assert report["is_report"].min() > 0.5 > report["is_description"].max()
+    assert description["is_description"].min() > 0.5 > description["is_report"].max()
+    _, name = searcher.candidate_table("sum_of_squares")
+    assert name["is_report"].max() < 0.5 and name["is_description"].max() < 0.5
