@@ -14,10 +14,8 @@ train split; the validation split is only reported.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -27,7 +25,7 @@ TRAINING = Path(__file__).resolve().parent
 sys.path.insert(0, str(TRAINING.parent))
 sys.path.insert(0, str(TRAINING))
 
-from fit_blend import FEATURES, MANIFEST, lbfgs, say  # noqa: E402
+from fit_blend import FEATURES, lbfgs, provenance, say  # noqa: E402
 from fit_described_kind import PENALTIES  # noqa: E402
 from grepgraph.retrievers.query.asked import KINDS, WEIGHTS_FILE, chances_of, query_features  # noqa: E402
 
@@ -142,9 +140,7 @@ def main() -> None:  # noqa: D103
     if args.no_write:
         return
     WEIGHTS_FILE.write_text(json.dumps({
-        "version": time.strftime("%Y%m%d"),
-        "command": "python training/fit_asked.py",
-        "manifest_sha256": hashlib.sha256(MANIFEST.read_bytes()).hexdigest(),
+        **provenance("fit_asked.py"),
         "training": {"queries": len(train), **{kind: int(np.sum(classes == k)) for k, kind in enumerate(CLASSES)},
                      "penalty": penalty, "cv_log_loss": round(scored[penalty], 4)},
         "models": {kind: {"bias": round(bias, 4), "weights": {name: round(w, 4) for name, w in sorted(weights.items())}}

@@ -484,6 +484,12 @@ def manifest_digest() -> str:
     return hashlib.sha256(MANIFEST.read_bytes()).hexdigest()
 
 
+def provenance(script: str) -> dict[str, str]:
+    """When, by which command and from which manifest a model file of ``script`` (a name in training/) was made."""
+    return {"version": time.strftime("%Y%m%d"), "command": " ".join(["python", f"training/{script}", *sys.argv[1:]]),
+            "manifest_sha256": manifest_digest()}
+
+
 def write_blend(path: Path, packages: list[Package], chosen: dict, full: np.ndarray, lexical: np.ndarray,
                 command: str, counts: dict[str, int], ignored: set[str], labels: str,
                 container_credit: float = 0.0) -> None:

@@ -14,10 +14,8 @@ measured against until 2026-11-29 are gone: training/README.md has that table).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -27,7 +25,7 @@ TRAINING = Path(__file__).resolve().parent
 sys.path.insert(0, str(TRAINING.parent))
 sys.path.insert(0, str(TRAINING))
 
-from fit_blend import MANIFEST, lbfgs, say  # noqa: E402
+from fit_blend import MANIFEST, lbfgs, provenance, say  # noqa: E402
 from grepgraph.retrievers.query.described import WEIGHTS_FILE, description_features, probability  # noqa: E402
 
 QUERIES = TRAINING / "data" / "queries"
@@ -148,9 +146,7 @@ def main() -> None:  # noqa: D103
     if args.no_write:
         return
     WEIGHTS_FILE.write_text(json.dumps({
-        "version": time.strftime("%Y%m%d"),
-        "command": "python training/fit_described_kind.py",
-        "manifest_sha256": hashlib.sha256(MANIFEST.read_bytes()).hexdigest(),
+        **provenance("fit_described_kind.py"),
         "training": {"docstrings": len(train), "types": int(sum(r[3] for r in train)), "penalty": penalty,
                      "cv_log_loss": round(scored[penalty], 4)},
         "bias": round(bias, 4),
