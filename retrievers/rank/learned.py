@@ -76,7 +76,7 @@ class QueryShape:
     ``described`` is the likelier kind by ``type_probability`` (:func:`retrievers.query.described.kind_of`), which
     decides ``wants_type``; the columns ``described_type`` / ``described_callable`` read ``type_probability``,
     the model of :mod:`retrievers.query.described` (0 for both where it has no say: a text too long to describe one
-    definition). ``asked`` holds P(the query is a report) and P(it is a description), the models of
+    definition). ``asked`` holds P(the query is a report) and P(it is a description), the model of
     :mod:`retrievers.query.asked` (``kind_chances``).
     """
 
