@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +25,12 @@ sys.path.insert(0, str(TRAINING.parent))
 sys.path.insert(0, str(TRAINING))
 
 from fit_blend import FEATURES, lbfgs, provenance, say  # noqa: E402
-from fit_described_kind import PENALTIES  # noqa: E402
+from fit_described_kind import PENALTIES, encode, project_folds, vocabulary_of  # noqa: E402
 from grepgraph.retrievers.query.asked import KINDS, WEIGHTS_FILE, chances_of, query_features  # noqa: E402
 
 QUERY_KINDS = {"report": frozenset({"commit_message", "failing_test"}),
                "description": frozenset({"docstring", "docstring_documented"})}
 CLASSES = (*KINDS, "neither")
-MIN_FEATURE_COUNT = 3  # a feature seen in fewer training queries gets no weight worth keeping
-FOLDS = 5
 
 
 def examples(tables: Path, split: str) -> list[tuple[str, str, str, str]]:
@@ -56,12 +53,9 @@ def class_of(query_kind: str) -> int:
 def fit(texts: list[str], classes: np.ndarray, penalty: float) -> dict[str, tuple[float, dict[str, float]]]:
     """Per class, the bias and weights of the L2-penalised softmax regression (the biases are not penalised)."""
     features = [query_features(text) for text in texts]
-    counts = Counter(feature for found in features for feature in set(found))
-    kept = sorted(feature for feature, count in counts.items() if count >= MIN_FEATURE_COUNT)
-    vocabulary = {feature: i for i, feature in enumerate(kept)}
-    pairs = [(row, vocabulary[feature]) for row, found in enumerate(features) for feature in found
-             if feature in vocabulary]
-    rows, columns = (np.array(values, dtype=np.int64) for values in zip(*pairs))
+    vocabulary = vocabulary_of(features)
+    kept = list(vocabulary)
+    rows, columns = encode(features, vocabulary)
     size, width, count = len(texts), len(kept) + 1, len(CLASSES)
     target = np.eye(count)[classes]
 
@@ -98,12 +92,8 @@ def log_loss(found: np.ndarray, classes: np.ndarray) -> float:
 
 def cross_validated_loss(data: list[tuple[str, str, str, str]], penalty: float) -> float:
     """Held-out log loss over project-grouped folds of the train split."""
-    projects = sorted({row[0] for row in data})
-    fold_of = {project: i % FOLDS for i, project in enumerate(np.random.default_rng(0).permutation(projects))}
     losses = []
-    for fold in range(FOLDS):
-        train = [row for row in data if fold_of[row[0]] != fold]
-        held = [row for row in data if fold_of[row[0]] == fold]
+    for train, held in project_folds(data):
         model = fit([row[2] for row in train], np.array([class_of(row[3]) for row in train]), penalty)
         losses.append(log_loss(chances([row[2] for row in held], model), np.array([class_of(row[3]) for row in held])))
     return float(np.mean(losses))

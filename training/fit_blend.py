@@ -590,9 +590,8 @@ def main() -> None:  # noqa: D103
     features = supported(FEATURE_SETS[chosen["features"]], ignored)
     full = fit(packages, features, chosen["loss"], chosen["penalty"])
     lexical = fit(packages, without_dense(features), chosen["loss"], chosen["penalty"])
-    command = "python training/fit_blend.py " + " ".join(sys.argv[1:])
-    write_blend(args.out, packages, chosen, full, lexical, command.strip(), counts, ignored, args.labels,
-                args.container_credit)
+    write_blend(args.out, packages, chosen, full, lexical, provenance("fit_blend.py")["command"], counts, ignored,
+                args.labels, args.container_credit)
     say(f"chose {chosen['features']} {chosen['loss']} {chosen['penalty']:g}; wrote {args.out}")
     for name, weight in zip(features, full):
         say(f"  {name:<34} {weight:+.3f}")

@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -62,12 +63,26 @@ def encode(features: list[list[str]], vocabulary: dict[str, int]) -> tuple[np.nd
     return np.array(rows, dtype=np.int64), np.array(columns, dtype=np.int64)
 
 
+def vocabulary_of(features: list[list[str]]) -> dict[str, int]:
+    """Each feature set in at least :data:`MIN_FEATURE_COUNT` texts, with its index (in sorted order)."""
+    counts = Counter(feature for found in features for feature in set(found))
+    return {feature: i for i, feature in
+            enumerate(sorted(feature for feature, count in counts.items() if count >= MIN_FEATURE_COUNT))}
+
+
+def project_folds(data: list[tuple]) -> Iterator[tuple[list[tuple], list[tuple]]]:
+    """The (training, held-out) rows of each fold, grouped by project (``row[0]``; dealt round-robin, seeded)."""
+    projects = sorted({row[0] for row in data})
+    fold_of = {project: i % FOLDS for i, project in enumerate(np.random.default_rng(0).permutation(projects))}
+    for fold in range(FOLDS):
+        yield [row for row in data if fold_of[row[0]] != fold], [row for row in data if fold_of[row[0]] == fold]
+
+
 def fit(texts: list[str], is_type: np.ndarray, penalty: float) -> tuple[float, dict[str, float]]:
     """Bias and weights of the L2-penalised logistic regression (the bias is not penalised)."""
     features = [description_features(text) for text in texts]
-    counts = Counter(feature for found in features for feature in set(found))
-    kept = sorted(feature for feature, count in counts.items() if count >= MIN_FEATURE_COUNT)
-    vocabulary = {feature: i for i, feature in enumerate(kept)}
+    vocabulary = vocabulary_of(features)
+    kept = list(vocabulary)
     rows, columns = encode(features, vocabulary)
     target = is_type.astype(np.float64)
     size = len(texts)
@@ -102,12 +117,8 @@ def log_loss(probability: np.ndarray, is_type: np.ndarray) -> float:
 
 def cross_validated_loss(data: list[tuple[str, str, str, bool]], penalty: float) -> float:
     """Held-out log loss over project-grouped folds of the train split."""
-    projects = sorted({project for project, *_ in data})
-    fold_of = {project: i % FOLDS for i, project in enumerate(np.random.default_rng(0).permutation(projects))}
     losses = []
-    for fold in range(FOLDS):
-        train = [row for row in data if fold_of[row[0]] != fold]
-        held = [row for row in data if fold_of[row[0]] == fold]
+    for train, held in project_folds(data):
         bias, weights = fit([r[2] for r in train], np.array([r[3] for r in train]), penalty)
         losses.append(log_loss(probabilities([r[2] for r in held], bias, weights), np.array([r[3] for r in held])))
     return float(np.mean(losses))
