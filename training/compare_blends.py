@@ -7,6 +7,7 @@ by the definition itself (``label``) and by the rulers' rule (``ruler_label``): 
 means, the difference with a 95% bootstrap interval over packages, per query kind and per language.
 
     python training/compare_blends.py OLD.json OLD_FEATURES/ NEW.json NEW_FEATURES/
+    python training/compare_blends.py OLD.json F/ NEW.json F/ --old-kinds OLD_ASKED.json   # asked.json refitted too
 
 Set ``GREPGRAPH_EMBEDDING_MODEL`` as for ``fit_blend.py``; the features folders must hold the same queries.
 """
@@ -23,19 +24,24 @@ TRAINING = Path(__file__).resolve().parent
 sys.path.insert(0, str(TRAINING.parent))
 sys.path.insert(0, str(TRAINING))
 
-from fit_blend import load_packages, reciprocal_ranks, say  # noqa: E402
+from fit_blend import KIND_WEIGHTS, load_packages, reciprocal_ranks, say  # noqa: E402
 from grepgraph.retrievers.rank.learned import read_blend  # noqa: E402
 
 RULES = {"label": "the definition itself", "ruler_label": "the rulers' rule"}
 RESAMPLES = 2000
 
 
-def validation_ranks(weights: Path, features: Path, labels: str) -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
-    """Per validation package: its language, each query's kind and reciprocal rank under ``weights``."""
+def validation_ranks(weights: Path, features: Path, labels: str,
+                     kinds: Path = KIND_WEIGHTS) -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
+    """Per validation package: its language, each query's kind and reciprocal rank under ``weights``.
+
+    ``kinds``: the query-kind model the blend was fitted with (it fills the blend's ``is_report`` columns).
+    """
     model = read_blend(weights).full
     return {package.name: (package.language, package.kinds.astype(str),
                            reciprocal_ranks(package, model.features, model.weights))
-            for package in load_packages(features, labels=labels, documented=True) if package.split == "validation"}
+            for package in load_packages(features, labels=labels, documented=True, kinds=kinds)
+            if package.split == "validation"}
 
 
 def interval(differences: np.ndarray, seed: int = 0) -> tuple[float, float]:
@@ -72,10 +78,14 @@ def main() -> None:  # noqa: D103
     parser.add_argument("old_features", type=Path)
     parser.add_argument("new_weights", type=Path)
     parser.add_argument("new_features", type=Path)
+    parser.add_argument("--old-kinds", type=Path, default=KIND_WEIGHTS,
+                        help="the query-kind model (asked.json) the old weights were fitted with; default the shipped")
+    parser.add_argument("--new-kinds", type=Path, default=KIND_WEIGHTS,
+                        help="the query-kind model the new weights were fitted with; default the shipped")
     args = parser.parse_args()
     for rule in RULES:
-        compare(validation_ranks(args.old_weights, args.old_features, rule),
-                validation_ranks(args.new_weights, args.new_features, rule), rule)
+        compare(validation_ranks(args.old_weights, args.old_features, rule, args.old_kinds),
+                validation_ranks(args.new_weights, args.new_features, rule, args.new_kinds), rule)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ sys.path.insert(0, str(TRAINING))
 from fit_blend import FEATURES, lbfgs, provenance, say  # noqa: E402
 from fit_described_kind import PENALTIES, encode, project_folds, vocabulary_of  # noqa: E402
 from grepgraph.retrievers.query.asked import KINDS, WEIGHTS_FILE, chances_of, query_features  # noqa: E402
+from grepgraph.retrievers.query.parsing import without_environment_listing  # noqa: E402
 
 QUERY_KINDS = {"report": frozenset({"commit_message", "failing_test"}),
                "description": frozenset({"docstring", "docstring_documented"})}
@@ -34,13 +35,14 @@ CLASSES = (*KINDS, "neither")
 
 
 def examples(tables: Path, split: str) -> list[tuple[str, str, str, str]]:
-    """(project, language, query, query kind) of every query in a split's tables."""
+    """(project, language, query, query kind) of every query in a split's tables, as the search reads the query."""
     found = []
     for path in sorted(tables.glob("*.npz")):
         data = np.load(path)
         if str(data["split"]) != split or "queries_json" not in data:
             continue
-        found += [(str(data["project"]), str(data["language"]), query["query"], query["kind"])
+        project, language = str(data["project"]), str(data["language"])
+        found += [(project, language, without_environment_listing(query["query"]), query["kind"])
                   for query in json.loads(str(data["queries_json"]))]
     return found
 
@@ -117,6 +119,8 @@ def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", type=Path, default=FEATURES, help="the features tables (default: %(default)s)")
     parser.add_argument("--no-write", action="store_true", help="report only")
+    parser.add_argument("--out", type=Path, default=WEIGHTS_FILE,
+                        help="where the model goes (default: the shipped file); a candidate goes elsewhere")
     args = parser.parse_args()
     train, validation = examples(args.tables, "train"), examples(args.tables, "validation")
     classes = np.array([class_of(row[3]) for row in train])
@@ -129,14 +133,14 @@ def main() -> None:  # noqa: D103
     report(validation, model)
     if args.no_write:
         return
-    WEIGHTS_FILE.write_text(json.dumps({
+    args.out.write_text(json.dumps({
         **provenance("fit_asked.py"),
         "training": {"queries": len(train), **{kind: int(np.sum(classes == k)) for k, kind in enumerate(CLASSES)},
                      "penalty": penalty, "cv_log_loss": round(scored[penalty], 4)},
         "models": {kind: {"bias": round(bias, 4), "weights": {name: round(w, 4) for name, w in sorted(weights.items())}}
                    for kind, (bias, weights) in model.items()},
     }, indent=0) + "\n")
-    say(f"penalty {penalty:g}; {sum(len(weights) for _, weights in model.values())} weights; wrote {WEIGHTS_FILE}")
+    say(f"penalty {penalty:g}; {sum(len(weights) for _, weights in model.values())} weights; wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(TRAINING))
 
 from features import DOCUMENTED_TABLE, EMBEDDING, FEATURES  # noqa: E402  (the features of the model in GREPGRAPH_EMBEDDING_MODEL)
+from grepgraph.retrievers.query.asked import WEIGHTS_FILE as KIND_WEIGHTS  # noqa: E402
 from grepgraph.retrievers.query.asked import kind_chances  # noqa: E402
+from grepgraph.retrievers.query.parsing import without_environment_listing  # noqa: E402
 from grepgraph.retrievers.rank.learned import (  # noqa: E402
     EVIDENCE,
     LANGUAGES,
@@ -137,7 +139,7 @@ class Package:
 
 
 def load_packages(folder: Path = FEATURES, labels: str = "label", container_credit: float = 0.0,
-                  documented: bool = False) -> list[Package]:
+                  documented: bool = False, kinds: Path = KIND_WEIGHTS) -> list[Package]:
     """Every features file, with the focus offsets of the default focus (``implementation``).
 
     ``documented``: also the tables of docstring queries searched among kept doc comments (``features.py
@@ -148,6 +150,7 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
     ``labels``: ``label`` (a definition around the gold, its class or module, is no answer) or ``ruler_label``
     (the rulers' overlap rule, which counts a class as a hit for each of its methods). ``container_credit``: the
     fit's target for such a container under ``label`` (a partial answer: 0 is none, the answer itself is 1).
+    ``kinds``: the query-kind model (``fit_asked.py``) whose chances fill ``is_report`` and ``is_description``.
     """
     manifest = json.loads(MANIFEST.read_text())
     projects = {record["name"]: record.get("project", record["name"])
@@ -166,7 +169,7 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
         columns[FOCUS_COLUMN] = demoted.astype(np.float64)  # files made before the column was gathered lack it
         # What the query is, from its text by the current model: a refit of asked.json needs no new tables.
-        columns.update(asked_columns(data))
+        columns.update(asked_columns(data, kinds))
         containers = data["ruler_label"] & ~data["label"]
         target = data[labels] + container_credit * containers if container_credit and labels == "label" else None
         packages.append(Package(str(data["package"]), str(data["language"]), str(data["split"]), columns,
@@ -180,10 +183,13 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
     return [merged(parts) for parts in by_name.values()]
 
 
-def asked_columns(data: np.lib.npyio.NpzFile) -> dict[str, np.ndarray]:
-    """Each row's ``is_report`` and ``is_description``, as the search computes them from its query's text."""
+def asked_columns(data: np.lib.npyio.NpzFile, kinds: Path = KIND_WEIGHTS) -> dict[str, np.ndarray]:
+    """Each row's ``is_report`` and ``is_description``, as the search computes them from its query's text.
+
+    The search reads a query without its environment listing (``Searcher.search``), so the chances here do too.
+    """
     texts = json.loads(str(data["queries_json"])) if "queries_json" in data else [{"query": ""}] * len(data["kind"])
-    chances = [kind_chances(query["query"]) for query in texts]
+    chances = [kind_chances(without_environment_listing(query["query"]), kinds) for query in texts]
     return {column: np.array([chance[kind] for chance in chances], dtype=np.float64)[data["query"]]
             for kind, column in ASKED.items()}
 
@@ -548,11 +554,14 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--container-credit", type=float, default=0.0,
                         help="with --labels label, the listwise target of a class or module around the answer "
                              "(a partial answer; the answer is 1)")
+    parser.add_argument("--kinds", type=Path, default=KIND_WEIGHTS,
+                        help="the query-kind model whose chances fill is_report and is_description (default: the "
+                             "shipped asked.json; a candidate of fit_asked.py --out)")
     args = parser.parse_args()
     if args.container_credit and args.labels != "label":
         parser.error("--container-credit grades the definition labels: use it with --labels label")
-    packages = [p for p in load_packages(args.tables, labels=args.labels, container_credit=args.container_credit)
-                if p.split == "train"]
+    packages = [p for p in load_packages(args.tables, labels=args.labels, container_credit=args.container_credit,
+                                         kinds=args.kinds) if p.split == "train"]
     if args.add:
         added = tuple(args.add.split(","))
         FEATURE_SETS.update({name: (*features, *added) for name, features in FEATURE_SETS.items()})

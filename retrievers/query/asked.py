@@ -36,11 +36,11 @@ def query_features(query: str) -> list[str]:
     return found
 
 
-@lru_cache(maxsize=1)
-def _model() -> dict[str, tuple[float, dict[str, float]]]:
-    if not WEIGHTS_FILE.exists():
+@lru_cache(maxsize=2)
+def _model(weights: Path) -> dict[str, tuple[float, dict[str, float]]]:
+    if not weights.exists():
         return {}
-    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    data = json.loads(weights.read_text(encoding="utf-8"))
     return {kind: (float(model["bias"]), {name: float(weight) for name, weight in model["weights"].items()})
             for kind, model in data["models"].items()}
 
@@ -55,9 +55,12 @@ def chances_of(features: list[str], model: dict[str, tuple[float, dict[str, floa
     return {kind: value / total for kind, value in exponentials.items()}
 
 
-def kind_chances(query: str) -> dict[str, float]:
-    """P(the query is a report), P(it is a description); 0 for an empty query or when no fitted model ships."""
-    model = _model()
+def kind_chances(query: str, weights: Path = WEIGHTS_FILE) -> dict[str, float]:
+    """P(the query is a report), P(it is a description); 0 for an empty query or when no fitted model ships.
+
+    ``weights``: another fit's file, for the training scripts that compare two.
+    """
+    model = _model(weights)
     if not model or not query.strip():
         return dict.fromkeys(KINDS, 0.0)
     chances = chances_of(query_features(query), model)

@@ -63,3 +63,14 @@ def test_the_learned_columns_read_the_chances():
     flags = QueryShape(**shape, asked={"report": 0.9, "description": 0.05}).flags()
     assert flags["is_report"] == pytest.approx(0.9) and flags["is_description"] == pytest.approx(0.05)
     assert QueryShape(**shape).flags()["is_report"] == 0.0
+
+
+def test_another_fit_is_read_from_its_own_file(tmp_path):
+    """A candidate model (``fit_asked.py --out``) is read from its file; a missing file gives no kind."""
+    candidate = tmp_path / "asked.json"
+    candidate.write_text(json.dumps({"models": {"report": {"bias": 0.0, "weights": {"at0:fix": 2.0}},
+                                                "description": {"bias": 0.0, "weights": {}},
+                                                "neither": {"bias": 0.0, "weights": {}}}}))
+    chances = kind_chances("fix it", candidate)
+    assert chances["report"] == pytest.approx(7.389056 / (7.389056 + 2)) and chances["report"] > 0.7
+    assert kind_chances("fix it", tmp_path / "missing.json") == {kind: 0.0 for kind in KINDS}

@@ -50,3 +50,11 @@ def test_the_examples_are_every_query_of_a_splits_tables(tmp_path):
     assert examples(tmp_path, "train") == [("one", "go", "Fix one", "commit_message"),
                                            ("one", "go", "Return one.", "docstring")]
     assert [class_of(row[3]) for row in examples(tmp_path, "validation")] == [0, 1]
+
+
+def test_the_examples_read_a_query_as_the_search_does(tmp_path):
+    """A pasted environment listing is dropped before the words are read, as ``Searcher.search`` drops it."""
+    listing = "\n".join(f"package{i}==1.{i}.0" for i in range(6))
+    np.savez(tmp_path / "one.npz", split="train", project="one", language="python",
+             queries_json=json.dumps([{"query": f"Fix the reader\n{listing}", "kind": "commit_message"}]))
+    assert examples(tmp_path, "train") == [("one", "python", "Fix the reader", "commit_message")]

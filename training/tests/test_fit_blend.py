@@ -13,7 +13,7 @@ from grepgraph.retrievers.rank.learned import read_blend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fit_blend import Package, Stacked, listwise_loss, query_kinds, stack, write_blend  # noqa: E402
+from fit_blend import Package, Stacked, asked_columns, listwise_loss, query_kinds, stack, write_blend  # noqa: E402
 
 
 def stacked(labels: list[float]) -> Stacked:
@@ -88,3 +88,18 @@ def test_a_docstring_query_of_a_hidden_definition_is_a_kind_of_its_own(tmp_path)
                                                    "code_line", "commit_message"]
     np.savez(path, kind=np.array(["docstring"]))  # a table made before the queries were recorded
     assert query_kinds(np.load(path)).tolist() == ["docstring"]
+
+
+def test_the_kind_columns_come_from_the_model_given_as_the_search_reads_the_query(tmp_path):
+    """Each row gets its query's chances under the model file given, with an environment listing dropped first."""
+    model = tmp_path / "asked.json"
+    model.write_text(json.dumps({"models": {"report": {"bias": 0.0, "weights": {"at0:fix": 3.0, "lines:1": 1.0}},
+                                            "description": {"bias": 0.0, "weights": {}},
+                                            "neither": {"bias": 0.0, "weights": {"lines:6+": 9.0}}}}))
+    listing = "\n".join(f"package{i}==1.{i}.0" for i in range(6))
+    queries = [{"query": "fix it"}, {"query": f"fix it\n{listing}"}, {"query": "open"}]
+    table = {"queries_json": json.dumps(queries), "kind": np.array(["commit_message"] * 3),
+             "query": np.array([0, 0, 1, 2])}
+    columns = asked_columns(table, model)
+    assert columns["is_report"][0] == columns["is_report"][1] == columns["is_report"][2]  # the listing is not read
+    assert columns["is_report"][2] > 0.9 > columns["is_report"][3] and columns["is_description"][3] > 0.1
