@@ -168,7 +168,7 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
         columns.update({name: np.concatenate([p[name] for p in pooled]) for name in POOL_COLUMNS})
         demoted = data["is_test"].astype(int) + data["is_doc"].astype(int)
         columns[FOCUS_COLUMN] = demoted.astype(np.float64)  # files made before the column was gathered lack it
-        # What the query is, from its text by the current model: a refit of asked.json needs no new tables.
+        # What the query is, from its text by the model given: a refit of asked.json needs no new tables.
         columns.update(asked_columns(data, kinds))
         containers = data["ruler_label"] & ~data["label"]
         target = data[labels] + container_credit * containers if container_credit and labels == "label" else None
