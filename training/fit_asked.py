@@ -24,10 +24,9 @@ TRAINING = Path(__file__).resolve().parent
 sys.path.insert(0, str(TRAINING.parent))
 sys.path.insert(0, str(TRAINING))
 
-from fit_blend import FEATURES, lbfgs, provenance, say  # noqa: E402
+from fit_blend import FEATURES, lbfgs, provenance, say, searched_texts  # noqa: E402
 from fit_described_kind import PENALTIES, encode, project_folds, vocabulary_of  # noqa: E402
 from grepgraph.retrievers.query.asked import KINDS, WEIGHTS_FILE, chances_of, query_features  # noqa: E402
-from grepgraph.retrievers.query.parsing import without_environment_listing  # noqa: E402
 
 QUERY_KINDS = {"report": frozenset({"commit_message", "failing_test"}),
                "description": frozenset({"docstring", "docstring_documented"})}
@@ -42,8 +41,7 @@ def examples(tables: Path, split: str) -> list[tuple[str, str, str, str]]:
         if str(data["split"]) != split or "queries_json" not in data:
             continue
         project, language = str(data["project"]), str(data["language"])
-        found += [(project, language, without_environment_listing(query["query"]), query["kind"])
-                  for query in json.loads(str(data["queries_json"]))]
+        found += [(project, language, text, str(kind)) for text, kind in zip(searched_texts(data), data["kind"])]
     return found
 
 

@@ -38,6 +38,7 @@ from grepgraph.retrievers.query.asked import WEIGHTS_FILE as KIND_WEIGHTS  # noq
 from grepgraph.retrievers.query.asked import kind_chances  # noqa: E402
 from grepgraph.retrievers.query.parsing import without_environment_listing  # noqa: E402
 from grepgraph.retrievers.rank.learned import (  # noqa: E402
+    ASKED_COLUMNS,
     EVIDENCE,
     LANGUAGES,
     POOL_COLUMNS,
@@ -83,11 +84,10 @@ CONTEXT = (*FOCUSED, "file_card", "file_pool", "owner_card", "long*file_card", "
 # A report of a problem (a commit message, an issue), a description of a definition and a quote of code or a
 # message ask for different evidence: one linear model traded one for another, so the main evidence is crossed
 # with P(report) and P(description) (:mod:`retrievers.query.asked`, 2026-11-30).
-ASKED = {"report": "is_report", "description": "is_description"}
 ASKED_EVIDENCE = ("card", "code", "bm25", "card_z", "code_z", "bm25_z", "card_rr", "code_rr", "bm25_rr", "name",
                   "symbol", "calls", "lines", "file_words", "file_card", "file_pool", "owner_card", "kind_type",
                   "kind_callable", "kind_module", "member_card", "member_code", "member_bm25", FOCUS_COLUMN, "one")
-ASKED_KINDS = (*CONTEXT, *(f"{column}*{name}" for column in ASKED.values() for name in ASKED_EVIDENCE))
+ASKED_KINDS = (*CONTEXT, *(f"{column}*{name}" for column in ASKED_COLUMNS.values() for name in ASKED_EVIDENCE))
 FEATURE_SETS = {"base": BASE, "crossed": CROSSED, "squared": SQUARED, "standardised": STANDARDISED, "both": BOTH,
                 "ranked": RANKED, "focused": FOCUSED, "context": CONTEXT, "asked": ASKED_KINDS,
                 "per_language": PER_LANGUAGE}
@@ -183,15 +183,18 @@ def load_packages(folder: Path = FEATURES, labels: str = "label", container_cred
     return [merged(parts) for parts in by_name.values()]
 
 
-def asked_columns(data: np.lib.npyio.NpzFile, kinds: Path = KIND_WEIGHTS) -> dict[str, np.ndarray]:
-    """Each row's ``is_report`` and ``is_description``, as the search computes them from its query's text.
+def searched_texts(data: np.lib.npyio.NpzFile) -> list[str]:
+    """Each query's text of a table as the search reads it: without its environment listing (``Searcher.search``)."""
+    if "queries_json" not in data:
+        return [""] * len(data["kind"])
+    return [without_environment_listing(query["query"]) for query in json.loads(str(data["queries_json"]))]
 
-    The search reads a query without its environment listing (``Searcher.search``), so the chances here do too.
-    """
-    texts = json.loads(str(data["queries_json"])) if "queries_json" in data else [{"query": ""}] * len(data["kind"])
-    chances = [kind_chances(without_environment_listing(query["query"]), kinds) for query in texts]
+
+def asked_columns(data: np.lib.npyio.NpzFile, kinds: Path = KIND_WEIGHTS) -> dict[str, np.ndarray]:
+    """Each row's ``is_report`` and ``is_description``, as the search computes them from its query's text."""
+    chances = [kind_chances(text, kinds) for text in searched_texts(data)]
     return {column: np.array([chance[kind] for chance in chances], dtype=np.float64)[data["query"]]
-            for kind, column in ASKED.items()}
+            for kind, column in ASKED_COLUMNS.items()}
 
 
 def query_kinds(data: np.lib.npyio.NpzFile) -> np.ndarray:

@@ -60,8 +60,10 @@ CANDIDATE_COLUMNS = (
 # Evidence standardised within the query's pool ((value - mean) / deviation): how far a candidate stands out,
 # whatever the query's overall level of similarity.
 STANDARDISED = ("card", "code", "bm25")
+# The columns of :mod:`retrievers.query.asked`'s chances, by the kind of query each is the chance of.
+ASKED_COLUMNS = {"report": "is_report", "description": "is_description"}
 QUERY_FLAGS = ("long", "short", "statement", "question", "described_type", "described_callable", "wants_type",
-               "describes_exception", "pasted_block", "is_report", "is_description")
+               "describes_exception", "pasted_block", *ASKED_COLUMNS.values())
 COLUMNS = (*CANDIDATE_COLUMNS, *QUERY_FLAGS, "one")
 # ... and ranked within it: 1 / rank by that evidence (ties share the better rank), 0 where it is absent.
 POOL_COLUMNS = (*(f"{name}_z" for name in STANDARDISED), *(f"{name}_rr" for name in STANDARDISED))
@@ -97,7 +99,7 @@ class QueryShape:
                 "question": float(self.question), "described_type": 0.0 if is_type is None else is_type,
                 "described_callable": 0.0 if is_type is None else 1.0 - is_type, "wants_type": float(self.wants_type),
                 "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block),
-                "is_report": self.asked.get("report", 0.0), "is_description": self.asked.get("description", 0.0)}
+                **{column: self.asked.get(kind, 0.0) for kind, column in ASKED_COLUMNS.items()}}
 
 
 class PoolRow(NamedTuple):

@@ -45,6 +45,7 @@ def test_the_examples_are_every_query_of_a_splits_tables(tmp_path):
     """Each table of the split gives its queries with its project, language and kind."""
     for name, split in (("one", "train"), ("two", "validation")):
         np.savez(tmp_path / f"{name}.npz", split=split, project=name, language="go",
+                 kind=np.array(["commit_message", "docstring"]),
                  queries_json=json.dumps([{"query": f"Fix {name}", "kind": "commit_message"},
                                           {"query": f"Return {name}.", "kind": "docstring"}]))
     assert examples(tmp_path, "train") == [("one", "go", "Fix one", "commit_message"),
@@ -55,6 +56,6 @@ def test_the_examples_are_every_query_of_a_splits_tables(tmp_path):
 def test_the_examples_read_a_query_as_the_search_does(tmp_path):
     """A pasted environment listing is dropped before the words are read, as ``Searcher.search`` drops it."""
     listing = "\n".join(f"package{i}==1.{i}.0" for i in range(6))
-    np.savez(tmp_path / "one.npz", split="train", project="one", language="python",
+    np.savez(tmp_path / "one.npz", split="train", project="one", language="python", kind=np.array(["commit_message"]),
              queries_json=json.dumps([{"query": f"Fix the reader\n{listing}", "kind": "commit_message"}]))
     assert examples(tmp_path, "train") == [("one", "python", "Fix the reader", "commit_message")]
