@@ -18,6 +18,7 @@ from mining.failing_tests import (  # noqa: E402
     failed_nodes,
     failing_test,
     native_traceback,
+    report_title,
     section_of,
 )
 from mining.package_queries import Candidate, SourceFile, blank  # noqa: E402
@@ -215,3 +216,14 @@ def test_the_failure_section_ends_before_the_warnings_and_the_summary():
         "    return table[unit]",
         "KeyError: 'KB'",
     ]
+
+
+def test_a_failing_tests_report_can_be_titled_by_its_test_not_by_the_fix():
+    """The test's own description first, else the test's name in words."""
+    documented = 'def test_merge(self):\n    """Merging an empty map drops the defaults. See #12."""\n    merge({})\n'
+    assert report_title("tests/t.py::T::test_merge", documented) == "Merging an empty map drops the defaults."
+    commented = "def test_merge():\n    # regression: merging twice lost the\n    # second map's keys\n    merge()\n"
+    assert report_title("t.py::test_merge", commented) == "regression: merging twice lost the second map's keys"
+    linked = 'def test_merge_twice():\n    """https://example.org/issues/12"""\n    merge()\n'
+    assert report_title("t.py::test_merge_twice", linked) == "merge twice"
+    assert report_title("t.py::testMergeTwice[case-1]", "def testMergeTwice(self):\n    merge()\n") == "merge twice"
