@@ -5,10 +5,10 @@ For every commit query of a Python repository (``data/queries/by_package/<name>.
 ``mine_queries.py``), :mod:`mining.failing_tests` runs the fix's test files on the parent commit's tree; a test
 that fails there and passes at the fix gives a ``failing_test`` query written as an issue report is: a title, the
 code that fails (the test's source) and the traceback; the gold stays the definitions the fix changed. The title is
-the commit's subject (``--titles subject``, what the shipped weights learned from), or what a user could write
-before the fix (``--titles test``: what the test says about itself, else its name in words;
-:func:`mining.failing_tests.report_title`), since a subject names the fix. The commit's body is left out: it
-explains the fix, which a report written before it cannot.
+what a user could write before the fix (``--titles test``, what the shipped weights learned from: what the test
+says about itself, else its name in words; :func:`mining.failing_tests.report_title`), or the commit's subject
+(``--titles subject``, what they learned from until 2026-11-30), which names the fix. The commit's body is left
+out: it explains the fix, which a report written before it cannot.
 Output: ``data/queries/by_package/<name>.failing.jsonl``, read by ``features.py --commits --failing``. The tests
 run in their own virtual environment, made once:
 
@@ -17,7 +17,7 @@ run in their own virtual environment, made once:
     python training/mine_failures.py                          # every Python repository not done yet (~30 min)
     python training/mine_failures.py --only attrs-git --again  # one repository again
     python training/mine_failures.py --requery                # the queries' text again, the tests not run again
-    python training/mine_failures.py --requery --titles test  # ... titled by the test, not by the fix's subject
+    python training/mine_failures.py --requery --titles subject  # ... titled by the fix's subject
 """
 
 from __future__ import annotations
@@ -39,19 +39,20 @@ from mining.registries import ensure_repository  # noqa: E402
 TEST_PYTHON = DATA / "test-venv" / "bin" / "python"
 # The failing test's lines shown at most (a report's snippet is short).
 MAX_TEST_LINES = 30
-# A report's title: the fix commit's subject, or what the failing test says about itself (see the docstring).
-TITLES = ("subject", "test")
+# A report's title: what the failing test says about itself, or the fix commit's subject (see the docstring).
+TITLES = ("test", "subject")
 
 
-def test_source(git_dir: Path, commit: str, node: str) -> str:
-    """The failing test's source at the fix commit (``path::Class::test[params]``), cut to its first lines."""
+def test_source(git_dir: Path, commit: str, node: str) -> tuple[str, str]:
+    """The failing test's source at the fix commit (``path::Class::test[params]``), cut, and its docstring."""
     path, *names = node.split("::")
     symbol = ".".join([*names[:-1], names[-1].split("[", 1)[0]])
     source = git(git_dir, "show", f"{commit}:{path}")
     for chunk in parse_file(path, source, "python").chunks:
         if chunk.symbol == symbol:
-            return "\n".join(source.splitlines()[chunk.start_line - 1:chunk.end_line][:MAX_TEST_LINES])
-    return ""
+            lines = source.splitlines()[chunk.start_line - 1:chunk.end_line][:MAX_TEST_LINES]
+            return "\n".join(lines), chunk.docstring
+    return "", ""
 
 
 def issue_text(title: str, source: str, traceback: str) -> str:
@@ -59,10 +60,11 @@ def issue_text(title: str, source: str, traceback: str) -> str:
     return "\n\n".join(part for part in (title, source, traceback) if part)
 
 
-def requery(record: dict, git_dir: Path, titles: str = "subject") -> dict:
+def requery(record: dict, git_dir: Path, titles: str = "test") -> dict:
     """A failing-test query with its text made again from its fields (``titles``: one of :data:`TITLES`)."""
-    source = test_source(git_dir, record["fix_commit"], record["test"])
-    title = record["message"].split("\n", 1)[0] if titles == "subject" else report_title(record["test"], source)
+    source, docstring = test_source(git_dir, record["fix_commit"], record["test"])
+    title = (record["message"].split("\n", 1)[0] if titles == "subject"
+             else report_title(record["test"], source, docstring))
     return {**record, "query": issue_text(title, source, record["traceback"])}
 
 
@@ -89,7 +91,7 @@ def main() -> None:  # noqa: D103
     parser.add_argument("--again", action="store_true", help="mine the repositories already done too")
     parser.add_argument("--requery", action="store_true",
                         help="write the mined queries' text again from their fields (no test is run)")
-    parser.add_argument("--titles", choices=TITLES, default="subject",
+    parser.add_argument("--titles", choices=TITLES, default="test",
                         help="a report's title: the fix commit's subject, or what the failing test says about itself")
     parser.add_argument("--python", type=Path, default=TEST_PYTHON, help="the interpreter the tests run with")
     args = parser.parse_args()

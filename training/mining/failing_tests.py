@@ -24,6 +24,7 @@ from grepgraph.retrievers.lexical.tokenize import split_identifier
 
 from .commits import changed_lines, definitions_at, git, unpack_tree
 from .common import is_test_path
+from .doc_text import first_sentence
 
 # Each pytest run is cut off after this long (a fix's test files, not the suite).
 TEST_SECONDS = 120
@@ -39,8 +40,6 @@ _FRAME = re.compile(r'^  File "([^"]+)", line \d+')
 _WARNING_PLACE = re.compile(r"^\S+\.py:\d+$")  # the warnings summary after a failure
 # A report's title is at most this long (an issue tracker's titles are one line).
 MAX_TITLE_CHARS = 120
-_DOC_OPENING = re.compile(r'^\s*[rRuUbB]?("""|\'\'\'|"|\')')
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
 _REFERENCE = re.compile(r"\S+://\S+|#\d+")
 # A test's description names the bug only when it has this many words besides links and issue numbers.
 MIN_DESCRIPTION_WORDS = 4
@@ -131,40 +130,31 @@ def native_traceback(section: str, tree: Path) -> str:
     return "\n".join(lines).replace(str(tree), CHECKOUT)
 
 
-def _first_sentence(text: str) -> str:
-    return " ".join(_SENTENCE_END.split(text.strip(), maxsplit=1)[0].split())
-
-
-def self_description(source: str) -> str:
-    """The first sentence of what a test says about itself: its docstring, or the comment opening its body."""
+def opening_comment(source: str) -> str:
+    """The comment block that opens a test's body (its description when it has no docstring)."""
     lines = source.splitlines()
     body = next((number + 1 for number, line in enumerate(lines) if line.rstrip().endswith(":")
                  and line.lstrip().startswith(("def ", "async def "))), len(lines))
-    rest = "\n".join(lines[body:])
-    opening = _DOC_OPENING.match(rest)
-    if opening:
-        quote = opening.group(1)
-        text = rest[opening.end():]
-        return _first_sentence(text.split(quote, 1)[0])
     comment = []
     for line in lines[body:]:
         stripped = line.strip()
         if not stripped.startswith("#"):
             break
         comment.append(stripped.lstrip("#").strip())
-    return _first_sentence("\n".join(comment))
+    return "\n".join(comment)
 
 
-def report_title(node: str, source: str) -> str:
+def report_title(node: str, source: str, docstring: str) -> str:
     """A title for the failure as a user reports it, before anyone knows the fix.
 
-    What the test says about itself (a regression test's docstring describes the bug), else the test's name in
-    words (``test_merge_keeps_defaults``: what should hold). The error itself is in the report's traceback; as a
-    title it made a pasted traceback read as a report. The fix commit's subject is not used: it names the fix.
+    What the test says about itself (its docstring, else the comment opening its body: a regression test's
+    describes the bug), else the test's name in words (``test_merge_keeps_defaults``: what should hold). The error
+    itself is in the report's traceback; as a title it made a pasted traceback read as a report. The fix commit's
+    subject is not used: it names the fix.
     """
     test = node.split("::")[-1].split("[", 1)[0]
     named = " ".join(word for word in split_identifier(test) if word != "test")
-    description = self_description(source)
+    description = first_sentence(docstring or opening_comment(source), "python")
     if len(re.findall(r"[A-Za-z]{2,}", _REFERENCE.sub(" ", description))) < MIN_DESCRIPTION_WORDS:
         description = ""  # "See #123.", a link, a line of sample data
     title = description or named

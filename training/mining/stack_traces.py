@@ -71,11 +71,14 @@ def java_frame(frame: Frame) -> str:
     return f"\tat {qualified}({path.name}:{frame.line})"
 
 
-def render(language: str, package: str, message: str, frames: list[Frame]) -> str:
-    """The trace as the language's runtime prints it; ``frames`` outermost first, the raising one last."""
+def render(language: str, package: str, message: str, frames: list[Frame], entry: bool = True) -> str:
+    """The trace as the language's runtime prints it; ``frames`` outermost first, the raising one last.
+
+    ``entry``: the program's own entry frame too (a trace pasted whole; without it, its end was pasted).
+    """
     if language == "python":
-        lines = ["Traceback (most recent call last):",
-                 f'  File "{HOME}/project/main.py", line 14, in <module>', "    main()"]
+        entry_frame = [f'  File "{HOME}/project/main.py", line 14, in <module>', "    main()"] if entry else []
+        lines = ["Traceback (most recent call last):", *entry_frame]
         for frame in frames:
             where = installed_path(language, package, frame.path)
             lines.append(f'  File "{where}", line {frame.line}, in {frame.name}')
@@ -86,24 +89,28 @@ def render(language: str, package: str, message: str, frames: list[Frame]) -> st
         head = message if ":" in message.split(" ", 1)[0] else f"Error: {message}"
         lines = [head] + [f"    at {frame.symbol} ({installed_path(language, package, frame.path)}:{frame.line}:9)"
                           for frame in reversed(frames)]
-        return "\n".join([*lines, f"    at Object.<anonymous> ({HOME}/app/index.js:7:3)"])
+        entry_frame = [f"    at Object.<anonymous> ({HOME}/app/index.js:7:3)"] if entry else []
+        return "\n".join([*lines, *entry_frame])
     if language == "java":
         head = message if ":" in message.split(" ", 1)[0] else f"java.lang.IllegalStateException: {message}"
         lines = [f'Exception in thread "main" {head}'] + [java_frame(frame) for frame in reversed(frames)]
-        return "\n".join([*lines, "\tat com.example.app.Main.main(Main.java:21)"])
+        entry_frame = ["\tat com.example.app.Main.main(Main.java:21)"] if entry else []
+        return "\n".join([*lines, *entry_frame])
     if language == "go":
         lines = [f"panic: {message}", "", "goroutine 1 [running]:"]
         for frame in reversed(frames):
             lines += [f"example.com/{package}.{frame.symbol}(...)",
                       f"\t{installed_path(language, package, frame.path)}:{frame.line} +0x1d"]
-        return "\n".join([*lines, "main.main()", f"\t{HOME}/app/main.go:12 +0x25", "exit status 2"])
+        entry_frame = ["main.main()", f"\t{HOME}/app/main.go:12 +0x25"] if entry else []
+        return "\n".join([*lines, *entry_frame, "exit status 2"])
     if language == "rust":
         lines = [f"Error: {message}", "", "Stack backtrace:"]
         for number, frame in enumerate(reversed(frames)):
             crate = package.removesuffix("-rs").replace("-", "_")
             lines += [f"   {number}: {crate}::{frame.symbol.replace('.', '::')}",
                       f"             at {installed_path(language, package, frame.path)}:{frame.line}:5"]
-        return "\n".join([*lines, f"   {len(frames)}: app::main", "             at ./src/main.rs:12:5"])
+        entry_frame = [f"   {len(frames)}: app::main", "             at ./src/main.rs:12:5"] if entry else []
+        return "\n".join([*lines, *entry_frame])
     raise ValueError(f"no stack trace format for {language}")
 
 
@@ -148,7 +155,9 @@ def traceback_query(query: dict, connection: sqlite3.Connection, corpus: str) ->
             break  # recursion: the chain would repeat
         frames.insert(0, Frame(caller.path, caller.line, caller.symbol,
                                source_line(f"{corpus}/{caller.path}", caller.line)))
-    text = render(query["language"], query["package"], query["query"], frames)
+    # Users paste a whole trace or its end: keep the innermost 1..all frames, the entry frame only with all.
+    kept = rng.randint(1, len(frames))
+    text = render(query["language"], query["package"], query["query"], frames[-kept:], entry=kept == len(frames))
     return {**query, "id": query["id"].replace("error_message", "traceback"), "kind": "traceback", "query": text,
             "gold": [gold]}
 

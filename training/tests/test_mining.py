@@ -106,8 +106,11 @@ def test_commit_rules():
     assert not changes_code("a.py", comment_only, "# old words\n", "# new words\n")
 
 
-def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller(tmp_path):
-    """The raising frame (and a non-test caller) in the runtime's own format, which the index's parsers read."""
+def test_a_mined_error_message_becomes_each_runtimes_stack_trace_whole_or_by_its_end(tmp_path):
+    """The raising frame and its non-test callers in the runtime's own format, which the index's parsers read.
+
+    Pasted whole (from the program's entry frame) or only its innermost frames, as users paste them.
+    """
     import sqlite3
 
     from grepgraph.retrievers.query.parsing import TRACEBACK_FRAME, mentioned_paths
@@ -131,13 +134,25 @@ def test_a_mined_error_message_becomes_each_runtimes_stack_trace_with_its_caller
     trace = traceback_query(query, connection, str(tmp_path))
     assert trace["kind"] == "traceback" and trace["id"] == "pkg-traceback-0001" and trace["gold"] == [gold]
     assert trace["query"].endswith("ValueError: bad value") and "    raise ValueError('bad value')" in trace["query"]
-    # The chain of callers, outermost first (the recursive call is no caller of its own).
-    assert [m.group(3) for m in TRACEBACK_FRAME.finditer(trace["query"])] == [None, "run", "load", "check"]
     assert any(path.endswith("pkg/core.py") for path in mentioned_paths(trace["query"]))
-    for language, marker in [("javascript", "    at check ("), ("java", "\tat pkg.core.check(core.py:6)"),
-                             ("go", "panic: ValueError: bad value"), ("rust", "   0: pkg::check")]:
-        text = traceback_query({**query, "language": language}, connection, str(tmp_path))["query"]
-        assert marker in text and "load" in text
+    # The chain of callers, outermost first (the recursive call is no caller of its own; a test is none either):
+    # whole, from the program's entry frame (no function: None), or its innermost frames only.
+    chain = ["run", "load", "check"]
+    pasted = set()
+    for number in range(12):
+        text = traceback_query({**query, "id": f"pkg-error_message-{number:04d}"}, connection, str(tmp_path))["query"]
+        frames = [m.group(3) for m in TRACEBACK_FRAME.finditer(text)]
+        assert frames in ([None, *chain], chain[1:], chain[2:])
+        pasted.add(len(frames))
+    assert pasted == {1, 2, 4}
+    for language, marker, entry in [("javascript", "    at check (", "app/index.js"),
+                                    ("java", "\tat pkg.core.check(core.py:6)", "Main.main("),
+                                    ("go", "panic: ValueError: bad value", "main.main()"),
+                                    ("rust", "pkg::check\n", "app::main")]:
+        texts = [traceback_query({**query, "language": language, "id": f"pkg-error_message-{n:04d}"}, connection,
+                                 str(tmp_path))["query"] for n in range(12)]
+        assert all(marker in text for text in texts) and any("load" in text for text in texts)
+        assert {entry in text for text in texts} == {True, False}
     assert traceback_query({**query, "gold": [{**gold, "line": None}]}, connection, str(tmp_path)) is None
 
 
@@ -219,11 +234,14 @@ def test_the_failure_section_ends_before_the_warnings_and_the_summary():
 
 
 def test_a_failing_tests_report_can_be_titled_by_its_test_not_by_the_fix():
-    """The test's own description first, else the test's name in words."""
+    """The test's docstring first (markup dropped), else its opening comment, else the test's name in words."""
     documented = 'def test_merge(self):\n    """Merging an empty map drops the defaults. See #12."""\n    merge({})\n'
-    assert report_title("tests/t.py::T::test_merge", documented) == "Merging an empty map drops the defaults."
+    docstring = "Merging an empty map drops the :func:`defaults`. See #12."
+    title = report_title("tests/t.py::T::test_merge", documented, docstring)
+    assert title == "Merging an empty map drops the defaults."
     commented = "def test_merge():\n    # regression: merging twice lost the\n    # second map's keys\n    merge()\n"
-    assert report_title("t.py::test_merge", commented) == "regression: merging twice lost the second map's keys"
+    assert report_title("t.py::test_merge", commented, "") == "regression: merging twice lost the second map's keys"
     linked = 'def test_merge_twice():\n    """https://example.org/issues/12"""\n    merge()\n'
-    assert report_title("t.py::test_merge_twice", linked) == "merge twice"
-    assert report_title("t.py::testMergeTwice[case-1]", "def testMergeTwice(self):\n    merge()\n") == "merge twice"
+    assert report_title("t.py::test_merge_twice", linked, "https://example.org/issues/12") == "merge twice"
+    plain = "def testMergeTwice(self):\n    merge()\n"
+    assert report_title("t.py::testMergeTwice[case-1]", plain, "") == "merge twice"
