@@ -10,6 +10,11 @@ a ``re.compile`` call; a word list is a set, frozenset, tuple or list literal of
     python benchmarks/hand_constants.py                  # the working tree
     python benchmarks/hand_constants.py --rev d0959cf    # another commit
     python benchmarks/hand_constants.py --list           # each number counted, with its line
+    python benchmarks/hand_constants.py --since d0959cf  # which of that commit's numbers are still counted
+
+``--since`` matches mechanically: an old number is still here when a counted number of today has its value on a
+line that reads the same (spaces aside) or assigns the same name. A renamed constant therefore reads as gone;
+the listing shows every old number with its verdict, to be read.
 """
 
 from __future__ import annotations
@@ -67,6 +72,31 @@ def hand_set_numbers(tree: ast.AST) -> list[ast.Constant]:
             and type(node.value) in (int, float) and node.value not in TRIVIAL]
 
 
+def numbers_at(rev: str | None) -> list[tuple[str, int, int | float, str]]:
+    """Every counted number at ``rev``: (module, line number, value, the line's text)."""
+    found = []
+    for name, text in files_at(rev).items():
+        lines = text.splitlines()
+        for node in sorted(hand_set_numbers(ast.parse(text)), key=lambda node: (node.lineno, node.col_offset)):
+            found.append((name, node.lineno, node.value, lines[node.lineno - 1].strip()))
+    return found
+
+
+def assigned_name(line: str) -> str | None:
+    """``NAME`` of a line ``NAME = ...`` or ``NAME: type = ...`` (a module constant), else None."""
+    head = line.split("=", 1)[0].split(":", 1)[0].strip() if "=" in line else ""
+    return head if head.isidentifier() and head.isupper() else None
+
+
+def still_counted(old: list[tuple[str, int, int | float, str]], new: list[tuple[str, int, int | float, str]],
+                  ) -> list[bool]:
+    """For each old number: whether a new one has its value on a line that reads the same or names it the same."""
+    lines = {(value, " ".join(text.split())) for _, _, value, text in new}
+    names = {(value, assigned_name(text)) for _, _, value, text in new if assigned_name(text)}
+    return [(value, " ".join(text.split())) in lines or (value, assigned_name(text)) in names
+            for _, _, value, text in old]
+
+
 def count(text: str) -> tuple[int, int, int]:
     """(numbers, regexes, word lists) of one module."""
     tree = ast.parse(text)
@@ -86,12 +116,18 @@ def main() -> None:  # noqa: D103
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rev", help="a commit (default: the working tree)")
     parser.add_argument("--list", action="store_true", help="print each counted number with its line instead")
+    parser.add_argument("--since", help="a commit: which of its counted numbers ``--rev`` still counts")
     args = parser.parse_args()
     if args.list:
-        for name, text in files_at(args.rev).items():
-            lines = text.splitlines()
-            for node in sorted(hand_set_numbers(ast.parse(text)), key=lambda node: (node.lineno, node.col_offset)):
-                print(f"{name}:{node.lineno}: {node.value!r:<8} {lines[node.lineno - 1].strip()[:100]}")
+        for name, line, value, text in numbers_at(args.rev):
+            print(f"{name}:{line}: {value!r:<8} {text[:100]}")
+        return
+    if args.since:
+        old = numbers_at(args.since)
+        kept = still_counted(old, numbers_at(args.rev))
+        for (name, line, value, text), here in zip(old, kept):
+            print(f"{'kept' if here else 'gone'}  {name}:{line}: {value!r:<8} {text[:90]}")
+        print(f"{args.since}: {len(old)} numbers; still counted {sum(kept)}, gone {len(old) - sum(kept)}")
         return
     totals = [0, 0, 0]
     print(f"{'module':<40} {'numbers':>8} {'regexes':>8} {'word lists':>10}")
