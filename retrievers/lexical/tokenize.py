@@ -182,14 +182,14 @@ def _query_tokens(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_identifier_tokens(text, STOP_WORDS, STOP_WORDS)))
 
 
-def repeated_by_frequency(tokens: list[str], text: str, cap: int) -> list[str]:
-    """``tokens`` with each one repeated by how often ``text`` uses it: 1 + log2 of its count, at most ``cap``.
+def repeated_by_frequency(tokens: list[str], text: str) -> list[str]:
+    """``tokens`` with each one repeated by how often ``text`` uses it: 1 + log2 of its count.
 
     BM25 adds a repeated query token's score again, so a long report's recurring words (the feature it is
     about) outweigh the words it uses once (its environment, its prose).
     """
     counts = Counter(_identifier_tokens(text, STOP_WORDS, STOP_WORDS))
-    return [token for token in tokens for _ in range(min(cap, 1 + int(math.log2(max(counts[token], 1)))))]
+    return [token for token in tokens for _ in range(1 + int(math.log2(max(counts[token], 1))))]
 
 
 def compound_words(word: str, wanted: set[str], known: Callable[[str], bool]) -> tuple[int, int]:

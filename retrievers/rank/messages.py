@@ -26,8 +26,6 @@ FENCE = re.compile(r"^\s*(?:```|~~~)")
 ERROR_LINE = re.compile(rf"\b(?:{EXCEPTION_WORD_PATTERN}|error|warning|panic|fatal)\b:\s")
 # Prompts, frames and the source lines a traceback quotes (comments, ``---->`` markers): not output.
 NOT_OUTPUT = re.compile(r"^\s*(?:>>>|\.\.\.|\$ |In \[\d+\]|File \"|Traceback|#|//|-*>)")
-# Runs of this many characters found in one definition together make full evidence; one short run, part of it.
-FULL_EVIDENCE_CHARS = 24
 
 
 def output_lines(query: str) -> list[str]:
@@ -55,8 +53,10 @@ def template_evidence(store: TextStore, query: str, paths: list[str] | None) -> 
     A definition whose template one of the printed lines fits (at least ``MIN_TEMPLATE_FIT``) gets that fit
     when it is more: a short message found whole is as sure as a long one.
     """
-    printers = find_printers(store, message_fragments(query), output_lines(query), paths)
-    evidence = {chunk_id: min(1.0, count / FULL_EVIDENCE_CHARS) for chunk_id, count in printers.chars.items()}
+    runs = message_fragments(query)
+    printers = find_printers(store, runs, output_lines(query), paths)
+    printed = sum(len(run) for run in runs)  # a definition's share of the printed runs: how much it explains
+    evidence = {chunk_id: min(1.0, count / printed) for chunk_id, count in printers.chars.items()}
     for chunk_id, fit in printers.fits.items():
         if fit >= MIN_TEMPLATE_FIT:
             evidence[chunk_id] = max(evidence.get(chunk_id, 0.0), fit)

@@ -30,8 +30,6 @@ FOCUS_DEMOTION = 0.5
 MAX_EXCEPTION_CANDIDATES = 400
 # Long inputs (issue reports) are mostly context: the vectors see their beginning, BM25 sees all of it.
 LONG_QUERY_WORDS = 60
-# In a long input BM25 counts a word the report repeats up to this many times (1 + log2 of its count).
-LONG_QUERY_TERM_REPEAT_CAP = 2
 # An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
 # for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
 LONG_QUERY_DENSE_CHARS = 600

@@ -53,7 +53,6 @@ from .ranking import (
     CANDIDATES,
     FOCUS_DEMOTION,
     LONG_QUERY_DENSE_CHARS,
-    LONG_QUERY_TERM_REPEAT_CAP,
     LONG_QUERY_WORDS,
     MAX_EXCEPTION_CANDIDATES,
     Hit,
@@ -256,8 +255,7 @@ class Searcher:
         # The query embeds on a worker thread while BM25 and the evidence that needs no cosine are gathered.
         nearest = self._vectors.start(snapshot, plain_text(dense_input), dense_k) if dense else None
         tokens = tokenize_query(query + " " + " ".join(keywords or []))
-        bm25 = snapshot.lexical(repeated_by_frequency(tokens, query, LONG_QUERY_TERM_REPEAT_CAP)
-                                if long_query else tokens)
+        bm25 = snapshot.lexical(repeated_by_frequency(tokens, query) if long_query else tokens)
         lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
         pasted_block = long_query and is_code_block(query)
         deadline.check("the evidence stage")
