@@ -13,8 +13,8 @@ a ``re.compile`` call; a word list is a set, frozenset, tuple or list literal of
     python benchmarks/hand_constants.py --since d0959cf  # which of that commit's numbers are still counted
 
 ``--since`` matches mechanically: an old number is still here when a counted number of today has its value on a
-line that reads the same (spaces aside) or assigns the same name. A renamed constant therefore reads as gone;
-the listing shows every old number with its verdict, to be read.
+line that reads the same (spaces aside) or assigns the same name. A renamed constant, or a line edited around
+its number, therefore reads as gone; the listing shows every old number with its verdict, to be read.
 """
 
 from __future__ import annotations
