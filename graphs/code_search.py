@@ -23,7 +23,6 @@ from typing import Any, Literal
 from grepgraph.graphs import nodes
 from grepgraph.graphs.context import Context
 from grepgraph.graphs.state import SearchInput, SearchOutput, SearchState
-from grepgraph.retrievers.rank.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
 from grepgraph.retrievers.rank.ranking import candidate_depth
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -51,7 +50,6 @@ def fan_out(state: SearchState) -> list[Send]:
     depth = candidate_depth(state["limit"])
     dense = state.get("passage") or " ".join(state.get("concepts") or [])
     keywords = list(state.get("keywords") or [])
-    weights = state.get("query_weights") or {"original": ORIGINAL_QUERY_WEIGHT, "derived": DERIVED_QUERY_WEIGHT}
     scope: dict[str, Any] = {"paths": list(state.get("paths") or []), "languages": list(state.get("languages") or []),
                              "focus": state.get("focus", "implementation")}
     if state.get("index_generation"):
@@ -59,14 +57,14 @@ def fan_out(state: SearchState) -> list[Send]:
     if state.get("deadline"):
         scope["deadline"] = state["deadline"]
     tasks = [{"label": "original", "query": state["query"], "keywords": keywords, "dense_text": dense,
-              "weight": weights["original"], "depth": depth, **scope}]
+              "depth": depth, **scope}]
     for number, part in enumerate(state.get("sub_queries") or [], start=1):
         tasks.append({"label": f"sub-query {number}", "query": part, "keywords": [], "dense_text": "",
-                      "weight": weights["derived"], "depth": depth, **scope})
+                      "depth": depth, **scope})
     if state.get("rewrite_terms"):
         terms = " ".join(state["rewrite_terms"])
         tasks.append({"label": "rewrite", "query": terms, "keywords": [], "dense_text": terms,
-                      "weight": weights["derived"], "depth": depth, **scope})
+                      "depth": depth, **scope})
     return [Send("retrieve", task) for task in tasks]
 
 

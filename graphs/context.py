@@ -23,7 +23,6 @@ from grepgraph.retrievers.core.settings import (
     schema_fields,
 )
 from grepgraph.retrievers.core.settings import setting as _setting
-from grepgraph.retrievers.rank.fusion import DERIVED_QUERY_WEIGHT, ORIGINAL_QUERY_WEIGHT
 from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION, LONG_QUERY_WORDS
 
 
@@ -94,9 +93,6 @@ class Context:
         FOCUS_DEMOTION, "Score factor for results outside the focus (tests under implementation, and docs once more; "
                         "the rest under tests) in grep; the learned ranking weighs the "
                         "focus with its own fitted factor.")
-    original_query_weight: float = _setting(
-        ORIGINAL_QUERY_WEIGHT, "RRF weight of the lists retrieved for the original query.")
-    derived_query_weight: float = _setting(DERIVED_QUERY_WEIGHT, "RRF weight of lists from rewrites and sub-queries.")
 
     def __new__(cls, **given: Any) -> Context:
         """Note which fields the caller set (LangGraph builds the context as ``Context(**context)``)."""

@@ -75,8 +75,6 @@ class GraphQuestion:
 def classify_graph_question(query: str) -> GraphQuestion | None:
     """Recognise "who calls X", "subclasses of X", "what imports X", "where is X defined" and the like."""
     text = " ".join(query.strip().split())
-    if len(text) > 200:
-        return None
     for relation, patterns in GRAPH_PATTERNS.items():
         for pattern in patterns:
             match = pattern.match(text)

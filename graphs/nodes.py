@@ -20,7 +20,7 @@ from grepgraph.retrievers.core.results import code_result, rank_files
 from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
 from grepgraph.retrievers.query.scope import Scope, ScopeError
-from grepgraph.retrievers.rank.fusion import reciprocal_rank_fusion
+from grepgraph.retrievers.rank.fusion import chance_fusion
 from langgraph.runtime import Runtime
 
 from .catalog import admit_served_run
@@ -47,7 +47,7 @@ from .resources import get_gateway, get_searcher
 from .search_input import FOCUS_VALUES, MAX_LIMIT, MODES, SEARCH_FIELDS, field_problem, limit_problem
 from .state import SearchState
 
-# Added to the RRF score of a candidate holding text pasted from the code (RRF scores stay below 0.2).
+# Added to the merged chance of a candidate holding text pasted from the code (a chance is at most 1).
 EXACT_MERGE_BONUS = 1.0
 CANDIDATE_TEXT_CHARS = 1500
 # Queries about tests themselves ("where is parse tested", "tests for the router") search everything.
@@ -355,7 +355,6 @@ def decompose_node(state: SearchState, runtime: Runtime[Context]) -> dict:
     context = settings(runtime)
     parts, mode = decompose(state["query"], context.max_sub_queries)
     return {"sub_queries": parts if mode != "single" else [],
-            "query_weights": {"original": context.original_query_weight, "derived": context.derived_query_weight},
             "trace": _trace("decompose", started, decision=mode, sub_queries=parts if mode != "single" else [])}
 
 
@@ -377,7 +376,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
     rows = [{"id": h.chunk_id, "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
              "symbol": h.symbol, "kind": h.kind, "is_test": h.is_test, "score": round(h.score, 5),
              "exact": h.components.get("exact", 0.0), "text": h.text[:CANDIDATE_TEXT_CHARS]} for h in hits]
-    entry = {"label": task["label"], "weight": task["weight"], "hits": rows,
+    entry = {"label": task["label"], "hits": rows,
              "top": signal.top_score, "second": signal.second_score, "candidates": signal.candidates}
     # A Chroma server that is down leaves BM25, symbols and mentions: say so rather than fail.
     note: dict[str, Any] = {"vectors": signal.vectors_note} if signal.vectors_note else {}
@@ -390,7 +389,7 @@ def retrieve(task: dict, runtime: Runtime[Context]) -> dict:
 
 
 def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
-    """Fuse the candidate lists: a single list keeps its order; several are merged with weighted RRF."""
+    """Fuse the candidate lists: a single list keeps its order; several by the best chance any gives a hit."""
     started = time.perf_counter()
     lists = [entry for entry in state.get("candidate_lists", []) if entry["hits"]]
     if len(lists) <= 1:
@@ -403,11 +402,11 @@ def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
             for hit in entry["hits"]:
                 by_id.setdefault(hit["id"], hit)
                 exact[hit["id"]] = max(exact.get(hit["id"], 0.0), hit.get("exact", 0.0))
-        ranked = reciprocal_rank_fusion([[h["id"] for h in e["hits"]] for e in lists], [e["weight"] for e in lists])
-        # Text pasted from the code stays first whatever the other lists say (RRF scores are below 0.2).
+        ranked = chance_fusion([[(h["id"], h["score"]) for h in e["hits"]] for e in lists])
+        # Text pasted from the code stays first whatever the other lists say (a chance is at most 1).
         fused = sorted(({**by_id[item], "score": round(score + EXACT_MERGE_BONUS * exact[item], 6)}
                         for item, score in ranked), key=lambda hit: -hit["score"])
-        method = f"RRF of {len(lists)} lists"
+        method = f"chances of {len(lists)} lists"
     return {"fused": fused,
             "trace": _trace("merge", started, decision=method, lists=[e["label"] for e in lists],
                             candidates=len(fused))}

@@ -65,8 +65,6 @@ class RetrievalTask(TypedDict):
     keywords: list[str]
     # Text embedded instead of the query (a caller's passage or concepts, the rewrite's terms); empty: the query.
     dense_text: str
-    # RRF weight of this list when several are merged.
-    weight: float
     # Candidates to return and rank (``retrievers.rank.ranking.candidate_depth`` of the run's limit).
     depth: int
     # The run's file filters and focus, applied by the searcher.
@@ -105,9 +103,7 @@ class SearchState(SearchInput, total=False):
     rewrite_attempts: int
     # The parts of a multi-part question (empty: a single query).
     sub_queries: list[str]
-    # ``{"original", "derived"}``: the RRF weights of the original query's list and of the others.
-    query_weights: dict
-    # One entry per ``retrieve`` branch: its label, weight, hits and BM25 signal (merged by label).
+    # One entry per ``retrieve`` branch: its label, hits and BM25 signal (merged by label).
     candidate_lists: Annotated[list[dict], merge_candidate_lists]
     # The merged candidates, best first (reordered by ``rerank``); ``finalize`` cuts them to the limit.
     fused: list[dict]

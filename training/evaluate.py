@@ -87,15 +87,20 @@ def package_scores(record: dict, tables: tuple[str, ...] = TABLES) -> dict[str, 
     return scores
 
 
-def table_scores(features: np.lib.npyio.NpzFile, record: dict, scores: dict[str, list]) -> None:
-    """Search one features table's queries live in its own corpus and index; append to ``scores``."""
+def table_index(features: np.lib.npyio.NpzFile, record: dict) -> tuple[CodeIndex, list[dict]]:
+    """The index a features table was made in (its own corpus) and the queries it was made of."""
     corpus = str(features["corpus"])
     folder = TRAINING / "data" / str(features["corpus_dir"]) if "corpus_dir" in features else \
         TRAINING / "data" / "corpus" / corpus
     # The queries the features were made of (commit queries carry the head's gold lines), else the same sample.
     queries = json.loads(str(features["queries_json"])) if "queries_json" in features else \
         sampled_queries(record["name"])
-    index = CodeIndex(folder, INDEXES / (str(features["index"]) if "index" in features else corpus))
+    return CodeIndex(folder, INDEXES / (str(features["index"]) if "index" in features else corpus)), queries
+
+
+def table_scores(features: np.lib.npyio.NpzFile, record: dict, scores: dict[str, list]) -> None:
+    """Search one features table's queries live in its own corpus and index; append to ``scores``."""
+    index, queries = table_index(features, record)
     searcher = Searcher(index)
     try:
         for query in queries:

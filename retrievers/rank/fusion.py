@@ -1,10 +1,11 @@
-"""Merging ranked lists: Reciprocal Rank Fusion and a weighted score blend.
+"""Merging ranked lists: the learned blend's chances across queries, Reciprocal Rank Fusion and a weighted blend.
 
-Every tuning constant lives here, named. RRF (Cormack, Clarke & Büttcher, 2009)
-merges lists that come from *different queries* (sub-queries, LLM rewrites), whose
-scores are not comparable. Within one query, BM25 and vector scores *are* available
-side by side, and a weighted blend of normalised scores measured better than RRF on
-our benchmark (see BENCHMARKS.md), so the searcher uses the blend there.
+The graph merges lists that come from *different queries* (a multi-part question, its parts, an LLM's rewrite):
+each list is the learned blend's, whose scores give every hit its chance of answering that list's query, so the
+lists compare on one scale (:func:`chance_fusion`; measured against the rank fusion it replaced by
+``training/compare_fusion.py``). Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, 2009) stays for a caller's
+own weights (``Searcher.search(..., fusion="rrf")``, the benchmarks' ``rrf`` method), as stock hybrids fuse;
+within one query a weighted blend of normalised scores is the other choice for a caller's weights.
 """
 
 from __future__ import annotations
@@ -14,18 +15,32 @@ from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
+# The published constant of Reciprocal Rank Fusion (a caller's own weights only, see above).
 RRF_K = 60
-ORIGINAL_QUERY_WEIGHT = 1.0
-DERIVED_QUERY_WEIGHT = 0.6
-FIRST_RANK_BONUS = 0.05
-SECOND_THIRD_RANK_BONUS = 0.02
+
+
+def chance_fusion(ranked_lists: Sequence[Sequence[tuple[K, float]]]) -> list[tuple[K, float]]:
+    """Merge the learned blend's lists of ``(id, score)`` by the best chance any of them gives an id, best first.
+
+    A learned list scores each hit ``exp(its log-score - the best one's)``; a hit's share of its list's scores is
+    the blend's softmax chance that it answers that list's query (what the listwise fit learned), over the hits the
+    list kept. A part's clear answer keeps its place whatever the other lists hold, without rank constants or
+    list weights. Ties keep first appearance.
+    """
+    best: dict[K, float] = {}
+    for ranked in ranked_lists:
+        total = sum(score for _, score in ranked)
+        if total <= 0:
+            continue
+        for item, score in ranked:
+            best[item] = max(best.get(item, 0.0), score / total)
+    return sorted(best.items(), key=lambda pair: -pair[1])
 
 
 def reciprocal_rank_fusion(
     ranked_lists: Sequence[Sequence[K]],
     weights: Sequence[float] | None = None,
     k: int = RRF_K,
-    top_rank_bonus: bool = True,
 ) -> list[tuple[K, float]]:
     """Fuse ranked lists of ids: ``score(d) = sum_i w_i / (k + rank_i(d))``, best first.
 
@@ -33,8 +48,6 @@ def reciprocal_rank_fusion(
         ranked_lists: Each a list of ids, best first; an id may appear in any subset.
         weights: One weight per list (default 1.0 each).
         k: The RRF constant; larger flattens the difference between ranks.
-        top_rank_bonus: Add a small bonus for being first (or 2nd/3rd) in any list, so a
-            document one list is sure about is not outvoted by middling agreement.
 
     Returns:
         ``(id, score)`` pairs sorted by descending score, ties by first appearance.
@@ -46,10 +59,7 @@ def reciprocal_rank_fusion(
     scores: dict[K, float] = {}
     for ranked, weight in zip(ranked_lists, weights):
         for rank, item in enumerate(ranked, start=1):
-            bonus = 0.0
-            if top_rank_bonus:
-                bonus = FIRST_RANK_BONUS if rank == 1 else SECOND_THIRD_RANK_BONUS if rank <= 3 else 0.0
-            scores[item] = scores.get(item, 0.0) + weight * (1.0 / (k + rank) + bonus)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda pair: -pair[1])
 
 

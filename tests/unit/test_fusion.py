@@ -1,11 +1,10 @@
-"""Reciprocal Rank Fusion, the weighted blend and max-normalisation, checked against hand-computed numbers."""
+"""Chance fusion, Reciprocal Rank Fusion, the weighted blend and max-normalisation, against hand-computed numbers."""
 
 from __future__ import annotations
 
 import pytest
 from grepgraph.retrievers.rank.fusion import (
-    FIRST_RANK_BONUS,
-    SECOND_THIRD_RANK_BONUS,
+    chance_fusion,
     max_normalise,
     reciprocal_rank_fusion,
     weighted_blend,
@@ -14,29 +13,42 @@ from grepgraph.retrievers.rank.fusion import (
 LISTS = [["a", "b", "c"], ["c", "b"]]
 
 
-def test_rrf_without_bonus_matches_the_formula():
-    fused = dict(reciprocal_rank_fusion(LISTS, top_rank_bonus=False))
+def test_chance_fusion_takes_each_hits_best_share_of_its_list():
+    whole = [("x", 1.0), ("y", 0.5), ("z", 0.5)]          # shares 0.5, 0.25, 0.25
+    part = [("z", 1.0), ("w", 0.25)]                      # shares 0.8, 0.2
+    fused = chance_fusion([whole, part])
+    assert dict(fused) == pytest.approx({"x": 0.5, "y": 0.25, "z": 0.8, "w": 0.2})
+    assert [item for item, _ in fused] == ["z", "x", "y", "w"]
+
+
+def test_chance_fusion_keeps_a_parts_clear_answer_above_middling_agreement():
+    # "m" is second everywhere; each part is sure of its own answer, which rank fusion would put below "m".
+    whole = [("m", 1.0), ("a", 0.9), ("b", 0.9)]
+    first = [("a", 1.0), ("m", 0.05)]
+    second = [("b", 1.0), ("m", 0.05)]
+    by_rank = reciprocal_rank_fusion([[item for item, _ in ranked] for ranked in (whole, first, second)])
+    assert by_rank[0][0] == "m"
+    assert [item for item, _ in chance_fusion([whole, first, second])][:2] == ["a", "b"]
+
+
+def test_chance_fusion_edge_cases():
+    assert chance_fusion([]) == []
+    assert chance_fusion([[], [("a", 0.0)]]) == []  # a list with no score to share gives no chance
+    assert [item for item, _ in chance_fusion([[(3, 1.0)], [(1, 1.0)]])] == [3, 1]  # ties: first appearance
+
+
+def test_rrf_matches_the_formula():
+    fused = dict(reciprocal_rank_fusion(LISTS))
     assert fused == pytest.approx({
         "a": 1 / 61,            # 0.016393
         "b": 1 / 62 + 1 / 62,   # 0.032258
         "c": 1 / 63 + 1 / 61,   # 0.032266
     })
-    assert [item for item, _ in reciprocal_rank_fusion(LISTS, top_rank_bonus=False)] == ["c", "b", "a"]
-
-
-def test_rrf_rank_bonus():
-    fused = reciprocal_rank_fusion(LISTS)
-    expected = {
-        "a": 1 / 61 + FIRST_RANK_BONUS,
-        "b": (1 / 62 + SECOND_THIRD_RANK_BONUS) * 2,
-        "c": 1 / 63 + SECOND_THIRD_RANK_BONUS + 1 / 61 + FIRST_RANK_BONUS,
-    }
-    assert dict(fused) == pytest.approx(expected)
-    assert [item for item, _ in fused] == ["c", "b", "a"]
+    assert [item for item, _ in reciprocal_rank_fusion(LISTS)] == ["c", "b", "a"]
 
 
 def test_rrf_weights_scale_each_list():
-    fused = dict(reciprocal_rank_fusion(LISTS, weights=[1.0, 0.5], top_rank_bonus=False))
+    fused = dict(reciprocal_rank_fusion(LISTS, weights=[1.0, 0.5]))
     assert fused == pytest.approx({"a": 1 / 61, "b": 1 / 62 + 0.5 / 62, "c": 1 / 63 + 0.5 / 61})
 
 
@@ -45,19 +57,8 @@ def test_rrf_weight_zero_ignores_a_list():
     assert [item for item, _ in fused] == ["a", "b"]
 
 
-def test_rrf_first_rank_bonus_beats_middling_agreement():
-    lists = [["x", "p", "q", "y"], ["r", "s", "t", "y"]]
-    # Without the bonus two fourth places (2/64) outvote one first place (1/61) ...
-    plain = dict(reciprocal_rank_fusion(lists, top_rank_bonus=False))
-    assert plain["y"] > plain["x"]
-    # ... with it, the document one list is sure about wins.
-    boosted = dict(reciprocal_rank_fusion(lists))
-    assert boosted["x"] > boosted["y"]
-    assert boosted["y"] == pytest.approx(2 / 64)  # no bonus below rank 3
-
-
 def test_rrf_ties_keep_first_appearance_and_other_hashables():
-    fused = reciprocal_rank_fusion([[3, 1], [1, 3]], top_rank_bonus=False)
+    fused = reciprocal_rank_fusion([[3, 1], [1, 3]])
     assert [item for item, _ in fused] == [3, 1]
     assert fused[0][1] == pytest.approx(fused[1][1])
 
@@ -70,8 +71,8 @@ def test_rrf_edge_cases():
 
 
 def test_larger_k_flattens_rank_differences():
-    sharp = dict(reciprocal_rank_fusion([["a", "b"]], k=1, top_rank_bonus=False))
-    flat = dict(reciprocal_rank_fusion([["a", "b"]], k=1000, top_rank_bonus=False))
+    sharp = dict(reciprocal_rank_fusion([["a", "b"]], k=1))
+    flat = dict(reciprocal_rank_fusion([["a", "b"]], k=1000))
     assert sharp["a"] / sharp["b"] > flat["a"] / flat["b"]
 
 

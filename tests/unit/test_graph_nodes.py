@@ -173,12 +173,12 @@ def test_classify_intent_validates_patterns_and_filters():
 
 def test_merge_keeps_text_pasted_from_the_code_first_and_the_rerank_away():
     pasted = {**candidate(9, "t/test_x.py", "test_x", is_test=True), "exact": 1.0}
-    lists = [{"label": "original", "weight": 1.0, "hits": [candidate(1, "a.py", "a"), pasted]},
-             {"label": "sub-query 1", "weight": 0.6, "hits": [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]},
-             {"label": "sub-query 2", "weight": 0.6, "hits": [candidate(1, "a.py", "a")]}]
+    lists = [{"label": "original", "hits": [candidate(1, "a.py", "a"), pasted]},
+             {"label": "sub-query 1", "hits": [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]},
+             {"label": "sub-query 2", "hits": [candidate(1, "a.py", "a")]}]
     compiled = build_graph()
     fused = run_node(compiled, "merge", {"candidate_lists": lists}, {})["fused"]
-    assert [hit["id"] for hit in fused] == [9, 1, 2]  # RRF alone would put a.py first: it is in every list
+    assert [hit["id"] for hit in fused] == [9, 1, 2]  # a.py is all of one list's chance, the pasted text still first
     decided = run_node(compiled, "should_rerank", {"query": "x", "limit": 1, "fused": fused,
                                                    "candidate_lists": lists}, {})
     assert decided["rerank_decision"] is False and "found in the code" in decided["trace"][0]["reason"]
@@ -201,7 +201,6 @@ def test_fan_out_sends_one_retrieval_per_query_variant():
     assert [task["query"] for task in tasks] == ["q", "a b", "c d", "x y"]
     assert tasks[0]["keywords"] == ["k"] and tasks[0]["dense_text"] == "concept"
     assert {task["depth"] for task in tasks} == {60}  # 2 x limit, above the default depth
-    assert tasks[0]["weight"] > tasks[1]["weight"]
 
 
 # --------------------------------------------------------------------------- single nodes
@@ -247,15 +246,17 @@ def test_decompose_node_respects_max_sub_queries():
 
 def test_merge_node_keeps_a_single_list_and_fuses_several():
     first = [candidate(1, "a.py", "a"), candidate(2, "b.py", "b")]
-    second = [candidate(2, "b.py", "b"), candidate(3, "c.py", "c")]
+    second = [candidate(3, "c.py", "c"), candidate(2, "b.py", "b", score=0.1)]
     compiled = build_graph()
-    single = run_node(compiled, "merge", {"candidate_lists": [{"label": "original", "weight": 1.0, "hits": first},
-                                                              {"label": "rewrite", "weight": 0.6, "hits": []}]}, {})
+    single = run_node(compiled, "merge", {"candidate_lists": [{"label": "original", "hits": first},
+                                                              {"label": "rewrite", "hits": []}]}, {})
     assert [hit["id"] for hit in single["fused"]] == [1, 2]
-    fused = run_node(compiled, "merge", {"candidate_lists": [{"label": "original", "weight": 1.0, "hits": first},
-                                                             {"label": "rewrite", "weight": 1.0, "hits": second}]}, {})
-    assert [hit["id"] for hit in fused["fused"]] == [2, 1, 3]  # in both lists, so first
-    assert fused["trace"][0]["decision"] == "RRF of 2 lists"
+    fused = run_node(compiled, "merge", {"candidate_lists": [{"label": "original", "hits": first},
+                                                             {"label": "rewrite", "hits": second}]}, {})
+    # c.py is the rewrite's clear answer (10/11 of its list); a.py and b.py share the original's evenly.
+    assert [hit["id"] for hit in fused["fused"]] == [3, 1, 2]
+    assert [hit["score"] for hit in fused["fused"]] == pytest.approx([1 / 1.1, 0.5, 0.5], abs=1e-6)
+    assert fused["trace"][0]["decision"] == "chances of 2 lists"
 
 
 def test_rerank_drops_out_of_range_and_duplicate_indices():
@@ -495,17 +496,6 @@ def test_llm_disabled_never_calls_the_llm_even_when_nothing_is_found(empty_index
                                        context={**empty_index, "llm_enabled": False})
     assert output["results"] == []
     assert model.prompts == []
-
-
-def test_query_weights_come_from_the_context(sample_index):
-    model = scripted('{"terms": ["store_parse_result", "insert edges"]}')
-    context = {**sample_index, **GATES_ON, "original_query_weight": 2.0, "derived_query_weight": 0.25}
-    weights = {}
-    for update in build_graph(model).stream({"query": QUESTION, "rerank": False}, context=context,
-                                            stream_mode="updates"):
-        for entry in (update.get("retrieve") or {}).get("candidate_lists", []):
-            weights[entry["label"]] = entry["weight"]
-    assert weights == {"original": 2.0, "rewrite": 0.25}
 
 
 def test_the_mermaid_drawing_names_every_node():

@@ -95,7 +95,7 @@ def test_extra_whitespace_does_not_matter():
         "callers of the function that stores edges",
         "where is the database connection opened and closed",
         "",
-        "who calls " + "x" * 300,  # far too long for a graph question
+        "who calls " + "x " * 300,  # a name, then more words: the patterns match a whole question only
     ],
 )
 def test_other_questions_are_not_graph_questions(query):
