@@ -13,7 +13,7 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-from .shape import MAX_DESCRIPTION_WORDS, WORD
+from .shape import WORD
 
 WEIGHTS_FILE = Path(__file__).with_name("described_kind.json")
 # The opening words carry the kind ("A ... that", "Return ..."); the rest of the sentence adds its nouns.
@@ -48,10 +48,11 @@ def _model() -> tuple[float, dict[str, float]] | None:
 def type_probability(query: str) -> float | None:
     """P(the described definition is a type).
 
-    ``None`` for a text too long to describe one definition, one without words, or when no fitted model ships.
+    ``None`` for a text without words, or when no fitted model ships. A long text (an issue report) is read by its
+    opening too: the learned blend, crossed with the query-kind model's chances, weighs what that is worth.
     """
     model = _model()
-    if model is None or len(query.split()) > MAX_DESCRIPTION_WORDS:
+    if model is None:
         return None
     features = description_features(query)
     return probability(features, *model) if features else None

@@ -3,8 +3,8 @@
 The graph's input (``graphs/search_input.py`` states every field's limits), serve, MCP, the command line,
 the LangChain retriever and :class:`retrievers.rank.search.Searcher` itself refuse a query longer than
 :data:`MAX_QUERY_CHARS` with the same message; none of them cuts it. A stage may still read only a long
-query's beginning on purpose (the dense embedding of an issue report embeds its first
-``LONG_QUERY_DENSE_CHARS``): that is a choice of what to embed, not a cut of the input.
+query's beginning on purpose (the embedder reads what its window holds of an issue report): that is a choice of
+what to embed, not a cut of the input.
 
 No imports: the command line reads these numbers on its fast path.
 """

@@ -16,7 +16,6 @@ QUESTION_WORDS = frozenset({"how", "what", "where", "why", "which", "when", "who
 # Words that frame a question ("which class represents ...") rather than name what it asks for.
 FRAMING_WORDS = frozenset({"class", "classes", "type", "types", "function", "functions", "method", "methods",
                            "represents", "represent"})
-MAX_DESCRIPTION_WORDS = 40
 # "Raised when ...", "Thrown if ...", "Exception thrown when ...": an exception type's own description.
 EXCEPTION_OPENERS = frozenset({"raised", "thrown"})
 EXCEPTION_NOUNS = frozenset({"exception", "error"})
@@ -36,8 +35,6 @@ def without_framing(tokens: list[str]) -> list[str]:
 
 def describes_exception(query: str) -> bool:
     """Worded like an exception type's docstring: "Raised when ...", "An exception that ...", "Error raised if ..."."""
-    if len(query.split()) > MAX_DESCRIPTION_WORDS:
-        return False
     words = [word.lower() for word in WORD.findall(query[:200])][:2]
     if not words or words[0] in EXCEPTION_OPENERS:
         return bool(words)
@@ -52,8 +49,6 @@ HEAD_PHRASE_ENDS = frozenset({"that", "which", "who", "whose", "for", "from", "w
 
 def head_phrase(query: str) -> list[str]:
     """The lowercased words of a description's opening noun phrase ("A IPv6 Socket Address column")."""
-    if len(query.split()) > MAX_DESCRIPTION_WORDS:
-        return []
     words = [word.lower() for word in WORD.findall(query[:200])]
     head = []
     for word in words[:8]:

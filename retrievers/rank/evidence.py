@@ -63,14 +63,16 @@ def name_parts(name: str) -> tuple[tuple[str, str], ...]:
 def symbol_matches(snapshot: IndexSnapshot, query: str) -> tuple[dict[int, float], dict[int, float]]:
     """Chunks whose name the query spells out or begins, and those of them it names exactly: ``(named, exact)``.
 
-    A bare name (``parse_args``) names each definition of that name exactly; a qualified one (``Store.save``)
-    only those whose symbol ends with it. What a match is worth, exact or not, is the learned blend's to weigh.
+    ``named`` is the share of the definition's name the query spells (1.0 for the whole name, ``get`` of
+    ``get_config`` 0.3), so a short prefix that begins many names is little evidence of any. A bare name
+    (``parse_args``) names each definition of that name exactly; a qualified one (``Store.save``) only those whose
+    symbol ends with it. What a match is worth, exact or not, is the learned blend's to weigh.
     """
     named: dict[int, float] = {}
     exact: dict[int, float] = {}
     for token in code_tokens(query)[:MAX_QUERY_SYMBOLS]:
         name = token.rsplit(".", 1)[-1]
-        if len(name) < 3:
+        if not name:
             continue
         wanted = token.lower()
         for chunk_id, symbol in snapshot.connection.execute(
@@ -80,12 +82,11 @@ def symbol_matches(snapshot: IndexSnapshot, query: str) -> tuple[dict[int, float
             named[chunk_id] = 1.0
             if "." not in token or symbol.lower() == wanted or symbol.lower().endswith("." + wanted):
                 exact[chunk_id] = 1.0
-        if len(name) >= 5:
-            for (chunk_id,) in snapshot.connection.execute(
-                "SELECT id FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
-                (name.replace("_", "\\_") + "%",),
-            ):
-                named[chunk_id] = 1.0
+        for chunk_id, longer in snapshot.connection.execute(
+            "SELECT id, name FROM chunks WHERE name LIKE ? ESCAPE '\\' AND kind NOT IN ('module', 'text') LIMIT 50",
+            (name.replace("_", "\\_") + "%",),
+        ):
+            named[chunk_id] = max(named.get(chunk_id, 0.0), len(name) / max(len(longer), len(name)))
     return named, exact
 
 

@@ -30,9 +30,6 @@ FOCUS_DEMOTION = 0.5
 MAX_EXCEPTION_CANDIDATES = 400
 # Long inputs (issue reports) are mostly context: the vectors see their beginning, BM25 sees all of it.
 LONG_QUERY_WORDS = 60
-# An issue report's title and first lines say what it is about; the rest (logs, tracebacks) is
-# for BM25 and mentions, and embedding it would cost ~6x the time of a short query.
-LONG_QUERY_DENSE_CHARS = 600
 
 @dataclass
 class Hit:

@@ -52,7 +52,6 @@ from .nearest import NearestVectors
 from .ranking import (
     CANDIDATES,
     FOCUS_DEMOTION,
-    LONG_QUERY_DENSE_CHARS,
     LONG_QUERY_WORDS,
     MAX_EXCEPTION_CANDIDATES,
     Hit,
@@ -249,7 +248,8 @@ class Searcher:
         long_query = len(query.split()) > LONG_QUERY_WORDS
         if weights is not None and not any(weights.get(view) for view in ("card", "code")):
             dense = False
-        dense_input = dense_text or (query[:LONG_QUERY_DENSE_CHARS] if long_query else query[:2000])
+        # The embedder reads as much of it as its window holds: a report's title and first lines.
+        dense_input = dense_text or query
         wants_vectors = dense
         dense_k = dense_depth(candidates, allowed, snapshot.chunk_count, SCOPED_DENSE_MAX)
         # The query embeds on a worker thread while BM25 and the evidence that needs no cosine are gathered.
