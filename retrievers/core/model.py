@@ -73,6 +73,8 @@ class ParsedFile:
     edges: list[Edge] = field(default_factory=list)
     error: str = ""
     # Per chunk, worked out where the file was parsed (a worker process on a large change): its BM25
-    # document (space-separated tokens) and its card, less what only the whole repository knows.
+    # document (space-separated tokens), its card, less what only the whole repository knows, and its code view
+    # (reading a Python docstring out of the code parses the chunk again: once per chunk, in the worker).
     documents: list[str] = field(default_factory=list)
     cards: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)

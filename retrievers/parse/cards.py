@@ -210,8 +210,9 @@ def lexical_tokens(chunk: Chunk) -> list[str]:
 
 
 def with_index_texts(parsed: ParsedFile) -> ParsedFile:
-    """``parsed`` with each chunk's BM25 document and card (without :func:`returned_summary`) filled in."""
+    """``parsed`` with each chunk's BM25 document, card (without :func:`returned_summary`) and code view filled in."""
     members = members_by_parent(parsed.chunks)
     parsed.documents = [" ".join(lexical_tokens(chunk)) for chunk in parsed.chunks]
     parsed.cards = [card_text(chunk, members.get(chunk.symbol)) for chunk in parsed.chunks]
+    parsed.codes = [code_text(chunk) for chunk in parsed.chunks]
     return parsed

@@ -6,7 +6,7 @@ import sqlite3
 
 from ..core.model import TYPE_KINDS
 from ..dense.vectors import vector_key
-from ..parse.cards import card_text, code_text, members_by_parent, returned_summary, type_summaries
+from ..parse.cards import card_text, members_by_parent, returned_summary, type_summaries
 
 
 def documented_types(connection: sqlite3.Connection, parsed: list, removed: list[str],
@@ -35,7 +35,8 @@ def table_rows(parsed: list, summaries: dict[str, str], card_model: str,
     for (source, data, digest, mtime), result in parsed:
         file_rows.append((source.path, digest, len(data), mtime, source.language, len(result.chunks), result.error))
         members: dict[str, list[str]] | None = None
-        for chunk, document, card in zip(result.chunks, result.documents, result.cards, strict=True):
+        for chunk, document, card, code in zip(result.chunks, result.documents, result.cards, result.codes,
+                                               strict=True):
             returns = returned_summary(chunk, summaries)
             if returns:  # the repository's types were not known where the file was parsed
                 members = members if members is not None else members_by_parent(result.chunks)
@@ -44,7 +45,7 @@ def table_rows(parsed: list, summaries: dict[str, str], card_model: str,
                 chunk.path, chunk.language, chunk.kind, chunk.symbol, chunk.symbol.rsplit(".", 1)[-1],
                 chunk.start_line, chunk.end_line, chunk.signature, chunk.docstring, chunk.parent,
                 int(chunk.is_test), chunk.text, document, card,
-                vector_key(card_model, card), vector_key(code_model, code_text(chunk)), chunk.part,
+                vector_key(card_model, card), vector_key(code_model, code), chunk.part,
             ))
         edge_rows.extend((e.path, e.source, e.target, e.kind, e.line) for e in result.edges)
     return rows, edge_rows, file_rows

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from grepgraph.retrievers.parse import parallel as parallel_parse
+from grepgraph.retrievers.parse.cards import code_text
 from grepgraph.retrievers.parse.parallel import PARALLEL_PARSE_MIN_FILES, parse_job, parse_many, serve_jobs
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,14 @@ def many_jobs(count: int = PARALLEL_PARSE_MIN_FILES + 13) -> list[tuple[str, byt
 def test_workers_give_what_one_process_gives_in_the_same_order():
     jobs = many_jobs()
     assert list(parse_many(jobs)) == [parse_job(job) for job in jobs]
+
+
+def test_a_parsed_file_carries_each_chunks_code_view_without_its_docstring():
+    parsed = parse_job(("pkg/greet.py", b'def greet(name):\n    """Say hello to someone."""\n    return name\n',
+                        "python"))
+    assert parsed.codes == [code_text(chunk) for chunk in parsed.chunks]
+    assert "return name" in parsed.codes[0] and "Say hello" not in parsed.codes[0]
+    assert "Say hello" in parsed.cards[0]  # the docstring's words reach the card instead
 
 
 def test_dead_workers_leave_the_work_to_the_caller(monkeypatch, caplog):
