@@ -71,8 +71,10 @@ def merged(lists: list[list], variant: str) -> list:
                 bonus = first if rank == 1 else top3 if rank <= 3 else 0.0
                 scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * (1.0 / (RRF_K + rank) + bonus)
                 hits.setdefault(hit.chunk_id, hit)
-    exact = {chunk_id: max(h.components.get("exact", 0.0) for ranked in lists for h in ranked
-                           if h.chunk_id == chunk_id) for chunk_id in scores}
+    exact: dict[int, float] = {}  # as the merge adds it: the best exact-text evidence any list gives the hit
+    for ranked in lists:
+        for hit in ranked:
+            exact[hit.chunk_id] = max(exact.get(hit.chunk_id, 0.0), hit.components.get("exact", 0.0))
     order = sorted(scores, key=lambda c: -(scores[c] + EXACT_MERGE_BONUS * exact[c]))
     return [hits[chunk_id] for chunk_id in order]
 
