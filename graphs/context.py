@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from grepgraph.graphs.heuristics import REPORT_WORDS
 from grepgraph.retrievers.core.run_settings import DEFAULT_LLM_BASE_URL, default_repo
 from grepgraph.retrievers.core.settings import (
     RUN_TABLE,
@@ -23,7 +24,7 @@ from grepgraph.retrievers.core.settings import (
     schema_fields,
 )
 from grepgraph.retrievers.core.settings import setting as _setting
-from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION, LONG_QUERY_WORDS
+from grepgraph.retrievers.rank.ranking import FOCUS_DEMOTION
 
 
 @dataclass(kw_only=True)
@@ -70,9 +71,7 @@ class Context:
     rewrite_stopword_ratio: float = _setting(
         0.45, "Prose with more function words (a, the, of, is...) than this share is rewritten."
     )
-    rewrite_long_query_words: int = _setting(
-        LONG_QUERY_WORDS, "Inputs longer than this (issue reports) are rewritten."
-    )
+    rewrite_long_query_words: int = _setting(REPORT_WORDS, "Inputs longer than this (issue reports) are rewritten.")
     strong_lexical_score: float = _setting(
         8.0, "BM25 top score at or above which (with a clear gap) the query is already well matched."
     )

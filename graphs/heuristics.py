@@ -19,7 +19,6 @@ from grepgraph.retrievers.lexical.tokenize import (
 )
 from grepgraph.retrievers.query.parsing import code_tokens, is_code_like
 from grepgraph.retrievers.query.shape import is_question
-from grepgraph.retrievers.rank.ranking import LONG_QUERY_WORDS
 
 ENTITY_WORDS = frozenset(
     "parameter parameters argument arguments method methods class classes function functions attribute "
@@ -179,6 +178,11 @@ def _unmask(part: str, spans: list[str]) -> str:
     return re.sub(r"\x00(\d+)\x00", lambda match: spans[int(match.group(1))], part)
 
 
+# A longer text is a report or pasted context, not a list of requests: its "and", "when" and "also" join the
+# clauses of one problem (and the rewrite setting's default reads it as a report to put in code words).
+REPORT_WORDS = 60
+
+
 def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
     """Split a multi-part question into sub-queries: ``(parts, "union" | "sequential" | "single")``.
 
@@ -188,7 +192,7 @@ def decompose(query: str, max_parts: int) -> tuple[list[str], str]:
     Quoted text and code spans are never split, nor is a pasted message, code line or traceback.
     """
     text = " ".join(query.split())
-    if len(text.split()) > LONG_QUERY_WORDS or max_parts < 2 or looks_pasted(text):
+    if len(text.split()) > REPORT_WORDS or max_parts < 2 or looks_pasted(text):
         return [text], "single"
     masked, spans = _mask_spans(text)
     # "and", "then", "when" inside a statement ("Called when the context closes and ...") join

@@ -61,15 +61,16 @@ BASE = ("card", "code", "bm25", "name", "symbol", "symbol_exact", "mention", "me
         "exact", "exact_verbatim", "kind_type", "kind_callable", "kind_impl", "kind_module", "kind_text",
         "member_card", "member_code", "member_bm25", "member_name", "exception_type", "subclass", "lines",
         "file_words")
-# The query's shape changes what evidence means: the hand-set blend had a weight set per query length, a
-# statement's spelled-out names counted for nothing, and kind priors per wording. These are those crossings.
-CROSSED = (*BASE, *(f"long*{name}" for name in EVIDENCE), "statement*symbol", "statement*symbol_exact",
+# The query's shape changes what evidence means: a text of several lines (a report with its body, a traceback, a
+# pasted block) asks for other evidence than one line, a statement's spelled-out names counted for nothing in the
+# hand-set blend, and kind priors depend on wording. These are those crossings.
+CROSSED = (*BASE, *(f"multiline*{name}" for name in EVIDENCE), "statement*symbol", "statement*symbol_exact",
            "question*name", "described_type*kind_type", "described_callable*kind_type",
            "described_callable*kind_callable", "wants_type*kind_type", "wants_type*member_card",
            "wants_type*member_code", "wants_type*member_bm25", "wants_type*member_name", "pasted_block*exact")
 SQUARED = (*CROSSED, "card*card", "code*code", "bm25*bm25", "card*code", "card*bm25", "code*bm25")
 Z_COLUMNS = tuple(name for name in POOL_COLUMNS if name.endswith("_z"))
-STANDARDISED = (*CROSSED, *Z_COLUMNS, *(f"long*{name}" for name in Z_COLUMNS))
+STANDARDISED = (*CROSSED, *Z_COLUMNS, *(f"multiline*{name}" for name in Z_COLUMNS))
 BOTH = (*STANDARDISED, *SQUARED[len(CROSSED):])
 PER_LANGUAGE = (*STANDARDISED, *(f"lang_{language}*{name}" for language in LANGUAGES
                                  for name in ("card", "code", "bm25", "name", "lines")))
@@ -79,8 +80,8 @@ RANKED = (*BOTH, *(name for name in POOL_COLUMNS if name.endswith("_rr")))
 FOCUS_COLUMN = "out_of_focus"
 FOCUSED = (*RANKED, FOCUS_COLUMN)
 # What the pool says around a candidate: its file's best cosine and share of the pool, its type's cosine (the
-# cosines crossed with a long query's flag too, as the evidence is).
-CONTEXT = (*FOCUSED, "file_card", "file_pool", "owner_card", "long*file_card", "long*owner_card")
+# cosines crossed with a text of several lines too, as the evidence is).
+CONTEXT = (*FOCUSED, "file_card", "file_pool", "owner_card", "multiline*file_card", "multiline*owner_card")
 # A report of a problem (a commit message, an issue), a description of a definition and a quote of code or a
 # message ask for different evidence: one linear model traded one for another, so the main evidence is crossed
 # with P(report) and P(description) (:mod:`retrievers.query.asked`, 2026-11-30).

@@ -28,6 +28,12 @@ def is_question(query: str) -> bool:
     return first in QUESTION_WORDS or query.strip().endswith("?")
 
 
+def is_multiline(query: str) -> bool:
+    """More than one non-blank line: a report with its body, a traceback or a pasted block, not a phrase or a line."""
+    lines = (line for line in query.splitlines() if line.strip())
+    return next(lines, None) is not None and next(lines, None) is not None
+
+
 def without_framing(tokens: list[str]) -> list[str]:
     """A question's tokens minus the words that frame it ("class", "function", "represents")."""
     return [token for token in tokens if token not in _FRAMING_STEMS]

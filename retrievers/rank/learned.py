@@ -2,7 +2,7 @@
 
 Every candidate of the pool gets a row of named columns (the evidence of :class:`retrievers.rank.search.Searcher`,
 what kind of definition it is, its members' evidence, and the query's shape as 0/1 flags); a model names its
-features as columns or products of columns (``long*bm25``) and scores ``exp(weights . features)``. The focus is a
+features as columns or products of columns (``multiline*bm25``) and scores ``exp(weights . features)``. The focus is a
 column too (``out_of_focus``): a model that weighs it demotes tests and documentation by its own learned factor,
 and the focus rule's is not applied on top. The weights are fitted on queries mined from packages outside the
 rulers (``training/fit_blend.py``, cross-validated by project) and kept with the command and data manifest that
@@ -62,7 +62,7 @@ CANDIDATE_COLUMNS = (
 STANDARDISED = ("card", "code", "bm25")
 # The columns of :mod:`retrievers.query.asked`'s chances, by the kind of query each is the chance of.
 ASKED_COLUMNS = {"report": "is_report", "description": "is_description"}
-QUERY_FLAGS = ("long", "short", "statement", "question", "described_type", "described_callable", "wants_type",
+QUERY_FLAGS = ("multiline", "statement", "question", "described_type", "described_callable", "wants_type",
                "describes_exception", "pasted_block", *ASKED_COLUMNS.values())
 COLUMNS = (*CANDIDATE_COLUMNS, *QUERY_FLAGS, "one")
 # ... and ranked within it: 1 / rank by that evidence (ties share the better rank), 0 where it is absent.
@@ -82,7 +82,7 @@ class QueryShape:
     :mod:`retrievers.query.asked` (``kind_chances``).
     """
 
-    long: bool
+    multiline: bool
     statement: bool
     question: bool
     described: str | None
@@ -95,7 +95,7 @@ class QueryShape:
     def flags(self) -> dict[str, float]:
         """The value of every query flag column."""
         is_type = self.type_probability
-        return {"long": float(self.long), "short": float(not self.long), "statement": float(self.statement),
+        return {"multiline": float(self.multiline), "statement": float(self.statement),
                 "question": float(self.question), "described_type": 0.0 if is_type is None else is_type,
                 "described_callable": 0.0 if is_type is None else 1.0 - is_type, "wants_type": float(self.wants_type),
                 "describes_exception": float(self.describes_exception), "pasted_block": float(self.pasted_block),

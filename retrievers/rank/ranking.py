@@ -28,8 +28,6 @@ MAX_CALL_SITES = 40
 FOCUS_DEMOTION = 0.5
 # "Raised when ...": the exception types of the repository join the candidates (up to this many).
 MAX_EXCEPTION_CANDIDATES = 400
-# Long inputs (issue reports) are mostly context: the vectors see their beginning, BM25 sees all of it.
-LONG_QUERY_WORDS = 60
 
 @dataclass
 class Hit:

@@ -28,7 +28,7 @@ from ..query.described import kind_of, type_probability
 from ..query.limits import check_query_length
 from ..query.parsing import name_evidence, plain_text, reads_as_prose, without_environment_listing
 from ..query.scope import Scope, ScopeError, dense_depth, within
-from ..query.shape import describes_exception, head_phrase, is_question
+from ..query.shape import describes_exception, head_phrase, is_multiline, is_question
 from ..source.languages import is_documentation
 from ..store.hierarchy import subclasses_named_by
 from ..store.index import CodeIndex
@@ -52,7 +52,6 @@ from .nearest import NearestVectors
 from .ranking import (
     CANDIDATES,
     FOCUS_DEMOTION,
-    LONG_QUERY_WORDS,
     MAX_EXCEPTION_CANDIDATES,
     Hit,
     candidate_depth,
@@ -245,7 +244,6 @@ class Searcher:
         """The candidate pool of a query and its evidence: all of it for the learned blend, else what weights use."""
         learned = weights is None
         paths, allowed = snapshot.scope_filter(scope)
-        long_query = len(query.split()) > LONG_QUERY_WORDS
         if weights is not None and not any(weights.get(view) for view in ("card", "code")):
             dense = False
         # The embedder reads as much of it as its window holds: a report's title and first lines.
@@ -255,9 +253,10 @@ class Searcher:
         # The query embeds on a worker thread while BM25 and the evidence that needs no cosine are gathered.
         nearest = self._vectors.start(snapshot, plain_text(dense_input), dense_k) if dense else None
         tokens = tokenize_query(query + " " + " ".join(keywords or []))
-        bm25 = snapshot.lexical(repeated_by_frequency(tokens, query) if long_query else tokens)
+        # A word the query repeats weighs more (1 + log2 of its count): a report's recurring words name its subject.
+        bm25 = snapshot.lexical(repeated_by_frequency(tokens, query))
         lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
-        pasted_block = long_query and is_code_block(query)
+        pasted_block = is_code_block(query)
         deadline.check("the evidence stage")
         symbols, exact_symbols = symbol_matches(snapshot, query + " " + " ".join(keywords or []))
         type_chance = type_probability(query) if kind_priors else None
@@ -335,7 +334,7 @@ class Searcher:
         if not cosines:
             # No vectors yet (first index still embedding): lexical evidence carries the ranking.
             weights = {**weights, "bm25": 1.0}
-        shape = QueryShape(long=long_query, statement=reads_as_prose(query) and not is_question(query),
+        shape = QueryShape(multiline=is_multiline(query), statement=reads_as_prose(query) and not is_question(query),
                            question=is_question(query), described=described,
                            wants_type=described == "type" or bool(subclasses),
                            describes_exception=bool(exceptions), pasted_block=pasted_block,

@@ -58,7 +58,7 @@ def test_the_shipped_weights_say_how_they_were_made():
 
 
 def test_the_learned_columns_read_the_chances():
-    shape = dict(long=False, statement=True, question=False, described=None, wants_type=False,
+    shape = dict(multiline=False, statement=True, question=False, described=None, wants_type=False,
                  describes_exception=False, pasted_block=False)
     flags = QueryShape(**shape, asked={"report": 0.9, "description": 0.05}).flags()
     assert flags["is_report"] == pytest.approx(0.9) and flags["is_description"] == pytest.approx(0.05)

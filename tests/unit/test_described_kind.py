@@ -60,7 +60,7 @@ def test_the_shipped_weights_say_how_they_were_made():
 
 
 def test_the_learned_columns_read_the_probability_and_nothing_without_one():
-    shape = dict(long=False, statement=True, question=False, described="type", wants_type=True,
+    shape = dict(multiline=False, statement=True, question=False, described="type", wants_type=True,
                  describes_exception=False, pasted_block=False)
     flags = QueryShape(**shape, type_probability=0.8).flags()
     assert flags["described_type"] == pytest.approx(0.8) and flags["described_callable"] == pytest.approx(0.2)

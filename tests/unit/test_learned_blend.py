@@ -17,7 +17,7 @@ from grepgraph.retrievers.rank.learned import (
     read_blend,
 )
 
-SHORT_DESCRIPTION = QueryShape(long=False, statement=True, question=False, described="type", wants_type=True,
+SHORT_DESCRIPTION = QueryShape(multiline=False, statement=True, question=False, described="type", wants_type=True,
                                describes_exception=False, pasted_block=False)
 
 
@@ -33,7 +33,7 @@ def test_every_column_is_there_with_one_value_per_candidate():
     assert all(len(values) == len(ids) for values in columns.values())
     assert columns["bm25"].tolist() == [0.5, 0.0]  # absent evidence is 0
     assert columns["kind_callable"].tolist() == [1.0, 0.0] and columns["kind_type"].tolist() == [0.0, 1.0]
-    assert columns["wants_type"].tolist() == [1.0, 1.0] and columns["long"].tolist() == [0.0, 0.0]
+    assert columns["wants_type"].tolist() == [1.0, 1.0] and columns["multiline"].tolist() == [0.0, 0.0]
 
 
 def test_a_type_carries_its_best_members_evidence_and_nobody_elses():
@@ -63,8 +63,8 @@ def test_a_subclass_column_marks_types_named_as_subclasses_only():
 
 
 def test_a_feature_named_with_a_star_is_the_product_of_its_columns():
-    columns = {"one": np.ones(2), "bm25": np.array([0.5, 1.0]), "long": np.array([1.0, 1.0])}
-    matrix = design_matrix(columns, ("bm25", "long*bm25", "bm25*bm25"))
+    columns = {"one": np.ones(2), "bm25": np.array([0.5, 1.0]), "multiline": np.array([1.0, 1.0])}
+    matrix = design_matrix(columns, ("bm25", "multiline*bm25", "bm25*bm25"))
     assert matrix.tolist() == [[0.5, 0.5, 0.25], [1.0, 1.0, 1.0]]
 
 
@@ -77,8 +77,8 @@ def blend_file(tmp_path, full_features, weights):
 
 
 def test_a_weights_file_scores_candidates_linearly(tmp_path):
-    blend = read_blend(blend_file(tmp_path, ["bm25", "long*card"], [2.0, 1.0]))
-    columns = {"one": np.ones(2), "bm25": np.array([0.5, 0.1]), "card": np.array([0.2, 0.9]), "long": np.ones(2)}
+    blend = read_blend(blend_file(tmp_path, ["bm25", "multiline*card"], [2.0, 1.0]))
+    columns = {"one": np.ones(2), "bm25": np.array([0.5, 0.1]), "card": np.array([0.2, 0.9]), "multiline": np.ones(2)}
     assert blend.model(with_vectors=True).score(columns).tolist() == pytest.approx([1.2, 1.1])
     assert blend.model(with_vectors=False).features == ("bm25",)
     assert blend.full.evidence == {"bm25", "card"}

@@ -162,7 +162,7 @@ def traceback_query(query: dict, connection: sqlite3.Connection, corpus: str) ->
             "gold": [gold]}
 
 
-# A pasted block: enough lines that the query reads as one (over the Searcher's long-query cut of 60 words).
+# A pasted block: the lines around a mined line, enough of them (and of words) to read as a paste of a body.
 BLOCK_LINES = 24
 BLOCK_MIN_WORDS = 61
 
