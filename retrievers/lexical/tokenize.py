@@ -185,8 +185,8 @@ def _query_tokens(text: str) -> tuple[str, ...]:
 def repeated_by_frequency(tokens: list[str], text: str) -> list[str]:
     """``tokens`` with each one repeated by how often ``text`` uses it: 1 + log2 of its count.
 
-    BM25 adds a repeated query token's score again, so a long report's recurring words (the feature it is
-    about) outweigh the words it uses once (its environment, its prose).
+    BM25 adds a repeated query token's score again, so the words a query recurs to (the feature a report is about)
+    outweigh the words it uses once (its environment, its prose); a short query rarely repeats one.
     """
     counts = Counter(_identifier_tokens(text, STOP_WORDS, STOP_WORDS))
     return [token for token in tokens for _ in range(1 + int(math.log2(max(counts[token], 1))))]

@@ -253,7 +253,6 @@ class Searcher:
         # The query embeds on a worker thread while BM25 and the evidence that needs no cosine are gathered.
         nearest = self._vectors.start(snapshot, plain_text(dense_input), dense_k) if dense else None
         tokens = tokenize_query(query + " " + " ".join(keywords or []))
-        # A word the query repeats weighs more (1 + log2 of its count): a report's recurring words name its subject.
         bm25 = snapshot.lexical(repeated_by_frequency(tokens, query))
         lexical, signal = self._lexical_top(snapshot, bm25, tokens, candidates, allowed)
         pasted_block = is_code_block(query)

@@ -104,3 +104,12 @@ def test_the_search_reads_what_a_query_is_into_the_blends_columns(crate):
     assert description["is_description"].min() > 0.5 > description["is_report"].max()
     _, name = searcher.candidate_table("sum_of_squares")
     assert name["is_report"].max() < 0.5 and name["is_description"].max() < 0.5
+
+
+def test_a_pasted_block_and_a_text_of_several_lines_are_read_at_any_length(crate):
+    """Two lines pasted from the code are a pasted block of several lines; a sentence of any length is neither."""
+    _, searcher = crate
+    _, pasted = searcher.candidate_table("let window = &self.slice[..self.size];\nself.slice = &self.slice[1..];")
+    assert pasted["pasted_block"].min() == 1.0 and pasted["multiline"].min() == 1.0
+    _, sentence = searcher.candidate_table("An iterator over overlapping windows of a slice " * 12)
+    assert sentence["pasted_block"].max() == 0.0 and sentence["multiline"].max() == 0.0

@@ -2,7 +2,7 @@
 
 import pytest
 from grepgraph.retrievers.query.described import described_kind, kind_of
-from grepgraph.retrievers.query.shape import head_phrase
+from grepgraph.retrievers.query.shape import head_phrase, is_multiline
 
 
 @pytest.mark.parametrize("query", [
@@ -58,3 +58,14 @@ def test_a_long_report_is_read_by_its_opening():
     report = "Session objects lose their cookies when " + "a redirect follows a redirect and then " * 40
     assert head_phrase(report) == ["session", "objects", "lose", "their", "cookies"]
     assert described_kind(report) == described_kind(report[:300])
+
+
+@pytest.mark.parametrize(("query", "multiline"), [
+    ("parse the config file", False),
+    ("\n\n  parse the config file  \n\n", False),  # blank lines around one line are one line
+    ("Fix crash on empty config\n\nThe loader indexed None.", True),
+    ("x = load()\ny = x.read()", True),
+    ("word " * 500, False),  # length is not lines
+])
+def test_a_text_of_several_lines_is_read_by_its_non_blank_lines(query, multiline):
+    assert is_multiline(query) is multiline
