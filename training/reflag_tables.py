@@ -7,9 +7,9 @@ than one non-blank line (:func:`retrievers.query.shape.is_multiline`). The other
 ``words:N`` (more than N words, the long-query flag the search had until 2026-11-30 at N = 60) and ``pieces:N``
 (more than N word pieces of the code model's tokenizer: the query overflows the embedder's window at its 256).
 
-    python training/reflag_tables.py data/features-code-minilm /tmp/words60 words:60
+    python training/reflag_tables.py training/data/features-code-minilm /tmp/words60 words:60
     python training/fit_blend.py ... --tables /tmp/words60 --out /tmp/words60.json
-    python training/compare_blends.py SHIPPED.json data/features-code-minilm /tmp/words60.json /tmp/words60
+    python training/compare_blends.py SHIPPED.json training/data/features-code-minilm /tmp/words60.json /tmp/words60
 
 Tables without the flag column (made before it existed) are left out of the copy.
 """
