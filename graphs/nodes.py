@@ -20,7 +20,7 @@ from grepgraph.retrievers.core.results import code_result, rank_files
 from grepgraph.retrievers.grep.patterns import PatternError, compile_pattern
 from grepgraph.retrievers.lexical.tokenize import tokenize_query
 from grepgraph.retrievers.query.scope import Scope, ScopeError
-from grepgraph.retrievers.rank.fusion import chance_fusion
+from grepgraph.retrievers.rank.fusion import best_values, chance_fusion
 from langgraph.runtime import Runtime
 
 from .catalog import admit_served_run
@@ -397,11 +397,10 @@ def merge(state: SearchState, runtime: Runtime[Context]) -> dict:
         method = "single list"
     else:
         by_id: dict[int, dict] = {}
-        exact: dict[int, float] = {}
         for entry in lists:
             for hit in entry["hits"]:
                 by_id.setdefault(hit["id"], hit)
-                exact[hit["id"]] = max(exact.get(hit["id"], 0.0), hit.get("exact", 0.0))
+        exact = best_values([[(h["id"], h.get("exact", 0.0)) for h in e["hits"]] for e in lists])
         ranked = chance_fusion([[(h["id"], h["score"]) for h in e["hits"]] for e in lists])
         # Text pasted from the code stays first whatever the other lists say (a chance is at most 1).
         fused = sorted(({**by_id[item], "score": round(score + EXACT_MERGE_BONUS * exact[item], 6)}

@@ -37,7 +37,7 @@ from evaluate import table_index  # noqa: E402
 from features import FEATURES, LIMIT, is_answer, package_records, say  # noqa: E402
 from grepgraph.graphs.heuristics import decompose  # noqa: E402
 from grepgraph.graphs.nodes import EXACT_MERGE_BONUS  # noqa: E402
-from grepgraph.retrievers.rank.fusion import RRF_K, chance_fusion  # noqa: E402
+from grepgraph.retrievers.rank.fusion import RRF_K, best_values, chance_fusion  # noqa: E402
 from grepgraph.retrievers.rank.ranking import candidate_depth  # noqa: E402
 from grepgraph.retrievers.rank.search import Searcher  # noqa: E402
 
@@ -71,10 +71,8 @@ def merged(lists: list[list], variant: str) -> list:
                 bonus = first if rank == 1 else top3 if rank <= 3 else 0.0
                 scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * (1.0 / (RRF_K + rank) + bonus)
                 hits.setdefault(hit.chunk_id, hit)
-    exact: dict[int, float] = {}  # as the merge adds it: the best exact-text evidence any list gives the hit
-    for ranked in lists:
-        for hit in ranked:
-            exact[hit.chunk_id] = max(exact.get(hit.chunk_id, 0.0), hit.components.get("exact", 0.0))
+    # As the graph's merge adds it: the best exact-text evidence any list gives the hit.
+    exact = best_values([[(hit.chunk_id, hit.components.get("exact", 0.0)) for hit in ranked] for ranked in lists])
     order = sorted(scores, key=lambda c: -(scores[c] + EXACT_MERGE_BONUS * exact[c]))
     return [hits[chunk_id] for chunk_id in order]
 

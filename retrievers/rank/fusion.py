@@ -37,6 +37,15 @@ def chance_fusion(ranked_lists: Sequence[Sequence[tuple[K, float]]]) -> list[tup
     return sorted(best.items(), key=lambda pair: -pair[1])
 
 
+def best_values(lists: Sequence[Sequence[tuple[K, float]]]) -> dict[K, float]:
+    """Each id's largest value in any of ``lists`` of ``(id, value)``: the evidence a merge keeps for a hit."""
+    best: dict[K, float] = {}
+    for pairs in lists:
+        for item, value in pairs:
+            best[item] = max(best.get(item, value), value)
+    return best
+
+
 def reciprocal_rank_fusion(
     ranked_lists: Sequence[Sequence[K]],
     weights: Sequence[float] | None = None,

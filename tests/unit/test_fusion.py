@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from grepgraph.retrievers.rank.fusion import (
+    best_values,
     chance_fusion,
     max_normalise,
     reciprocal_rank_fusion,
@@ -100,3 +101,8 @@ def test_weighted_blend_ignores_unweighted_components():
     assert blended == [(1, pytest.approx(0.3))]
     assert weighted_blend({"bm25": {1: 1.0}}, {}) == []
     assert weighted_blend({}, {"bm25": 1.0}) == []
+
+
+def test_best_values_keeps_each_ids_largest_value_in_any_list():
+    assert best_values([[("a", 0.0), ("b", 1.0)], [("a", 0.5), ("c", -1.0)], []]) == {"a": 0.5, "b": 1.0, "c": -1.0}
+    assert best_values([]) == {}
