@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -25,6 +26,12 @@ from .minilm import MINILM_MODEL_ID, MiniLMEmbedder
 log = logging.getLogger(__name__)
 
 CHROMA_BATCH = 2000
+# Chroma saves a collection's HNSW graph only every `sync_threshold` vectors written and, at each process's first
+# read, inserts the rest from its log in an order that changes from process to process: the same query then found
+# other nearest vectors in every process. At Chroma's smallest threshold each write of two or more vectors saves
+# the graph, so every process loads the same one (writing 50,000 vectors took ~10% longer; embedding them, minutes).
+# Chroma fills in the rest of a configuration it is given, so each call gets a copy (`dict(...)`).
+HNSW_SAVE_AT_EVERY_WRITE = MappingProxyType({"sync_threshold": 2, "batch_size": 2})
 # Collection sizes change only while indexing; re-reading them every few seconds is enough.
 COUNT_TTL_S = 5.0
 
@@ -135,6 +142,18 @@ def _owned(create: Callable[[], Any], identifier: str | None) -> ChromaClient:
     return ChromaClient(client, system)
 
 
+def save_graph_at_every_write(collection: Any) -> None:
+    """Switch a collection made before :data:`HNSW_SAVE_AT_EVERY_WRITE` to it (its next load saves its log's tail)."""
+    hnsw = (collection.configuration or {}).get("hnsw") or {}
+    if hnsw.get("sync_threshold") == HNSW_SAVE_AT_EVERY_WRITE["sync_threshold"]:
+        return
+    try:
+        collection.modify(configuration={"hnsw": dict(HNSW_SAVE_AT_EVERY_WRITE)})
+    except Exception as error:  # a Chroma server of another version: searches work, only less repeatably
+        log.warning("Chroma collection %s keeps saving its graph every %s writes (%s): the nearest vectors of a "
+                    "query may differ between processes", collection.name, hnsw.get("sync_threshold"), error)
+
+
 def model_suffix(model_id: str) -> str:
     """Collections of another model than the default get their own names (their vectors differ in size)."""
     if model_id == MINILM_MODEL_ID:
@@ -167,9 +186,12 @@ class VectorStore:
                 view: client.client.get_or_create_collection(
                     name=f"{namespace}-{view}{model_suffix(embedder.model_id)}", embedding_function=self.function,
                     metadata={"hnsw:space": "cosine", "model": embedder.model_id},
+                    configuration={"hnsw": dict(HNSW_SAVE_AT_EVERY_WRITE)},
                 )
                 for view in views
             }
+            for collection in self.collections.values():
+                save_graph_at_every_write(collection)
         except BaseException:
             client.close()
             raise

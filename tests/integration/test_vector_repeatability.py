@@ -1,0 +1,125 @@
+"""Every process finds the same nearest vectors in an index (real Chroma, one reader process per read)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import chromadb
+import numpy as np
+import pytest
+from chromadb.config import Settings
+from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID
+from grepgraph.retrievers.dense.vectors import (
+    HNSW_SAVE_AT_EVERY_WRITE,
+    VectorStore,
+    open_chroma_client,
+)
+
+# More vectors than Chroma's default threshold (1,000), in the indexer's batches, ending with a partial batch: with
+# the default, the last 502 were left in Chroma's log and inserted in a new order by every process that read them.
+VECTORS = 2_550
+INDEXER_BATCH = 256
+NAMESPACE = "gg-repeatable"
+
+# A reader in a process of its own: the index's top 100 keys, in rank order, for each query in queries.npy.
+READ_NEAREST = """
+import json, sys
+from pathlib import Path
+from types import SimpleNamespace
+import numpy as np
+from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID
+from grepgraph.retrievers.dense.vectors import VectorStore, open_chroma_client
+chroma_dir, namespace = Path(sys.argv[1]), sys.argv[2]
+store = VectorStore(open_chroma_client(chroma_dir), SimpleNamespace(model_id=MINILM_MODEL_ID), namespace, ("card",))
+print(json.dumps([list(store.query("card", query, 100)) for query in np.load(sys.argv[3])]))
+store.client.close()
+"""
+
+
+class GivenVectors:
+    """The store's embedder where every vector is given: Chroma is never asked to embed a text."""
+
+    model_id = MINILM_MODEL_ID
+    dimension = 384
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        raise AssertionError(f"asked to embed {len(texts)} texts; every vector was given")
+
+
+def vectors(count: int, seed: int) -> np.ndarray:
+    """Random vectors of MiniLM's size, the same for a seed."""
+    return np.random.default_rng(seed).normal(size=(count, GivenVectors.dimension)).astype(np.float32)
+
+
+def queries() -> list[np.ndarray]:
+    """Twenty query vectors, the same in every process."""
+    return list(vectors(20, seed=1))
+
+
+def keys(count: int) -> list[str]:
+    return [f"key-{i}" for i in range(count)]
+
+
+def nearest_in_new_processes(chroma_dir: Path, processes: int = 3) -> list[list[list[str]]]:
+    """Each new process's top 100 keys, in rank order, for every query."""
+    query_file = chroma_dir.parent / "queries.npy"
+    np.save(query_file, np.stack(queries()))
+    results = []
+    for _ in range(processes):
+        done = subprocess.run([sys.executable, "-c", READ_NEAREST, str(chroma_dir), NAMESPACE, str(query_file)],
+                              capture_output=True, text=True, timeout=120, check=True)
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return results
+
+
+def test_every_process_reads_the_same_nearest_vectors(tmp_path: Path) -> None:
+    chroma_dir = tmp_path / "chroma"
+    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
+    data, names = vectors(VECTORS, seed=0), keys(VECTORS)
+    for start in range(0, VECTORS, INDEXER_BATCH):
+        store.add("card", names[start:start + INDEXER_BATCH], data[start:start + INDEXER_BATCH])
+    within = [list(store.query("card", query, 100)) for query in queries()]
+    store.client.close()
+
+    first, *others = nearest_in_new_processes(chroma_dir)
+    assert all(other == first for other in others)
+    # The saved graph is the one the writer searched: a new process finds what the indexer's process found.
+    assert first == within
+
+
+def test_a_collection_made_before_is_switched_and_read_alike(tmp_path: Path) -> None:
+    chroma_dir = tmp_path / "chroma"
+    client = chromadb.PersistentClient(path=str(chroma_dir), settings=Settings(anonymized_telemetry=False))
+    # What earlier versions made: the default threshold, and the tail of the last batches left in the log.
+    legacy = client.get_or_create_collection(f"{NAMESPACE}-card", metadata={"hnsw:space": "cosine"},
+                                             embedding_function=None)
+    data, names = vectors(VECTORS, seed=0), keys(VECTORS)
+    for start in range(0, VECTORS, INDEXER_BATCH):
+        legacy.upsert(ids=names[start:start + INDEXER_BATCH], embeddings=data[start:start + INDEXER_BATCH])
+    assert legacy.configuration["hnsw"]["sync_threshold"] > VECTORS % 1000  # so a tail is left unsaved
+
+    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
+    hnsw = store.collections["card"].configuration["hnsw"]
+    store.client.close()
+    assert hnsw["sync_threshold"] == HNSW_SAVE_AT_EVERY_WRITE["sync_threshold"]
+
+    first, *others = nearest_in_new_processes(chroma_dir)
+    assert all(other == first for other in others)
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_small_writes_after_a_load_are_read_alike(tmp_path: Path, count: int) -> None:
+    """A write of one vector stays in the log until the next; inserting one alone is the same in every process."""
+    chroma_dir = tmp_path / "chroma"
+    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
+    data = vectors(VECTORS + count, seed=0)
+    names = keys(VECTORS + count)
+    store.add("card", names[:VECTORS], data[:VECTORS])
+    store.client.close()
+    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
+    store.add("card", names[VECTORS:], data[VECTORS:])
+    store.client.close()
+
+    first, *others = nearest_in_new_processes(chroma_dir)
+    assert all(other == first for other in others)
