@@ -9,11 +9,13 @@ at run time; every collection here is opened with ours, every time.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -91,7 +93,9 @@ def open_chroma_client(path: Path | None = None, url: str | None = None) -> Chro
         ), None)
     assert path is not None
     path.mkdir(parents=True, exist_ok=True)
-    return _owned(lambda: chromadb.PersistentClient(path=str(path), settings=settings), str(path))
+    client = _owned(lambda: chromadb.PersistentClient(path=str(path), settings=settings), str(path))
+    client.lock_path = path.with_name(path.name + ".lock")
+    return client
 
 
 class ChromaClient:
@@ -103,6 +107,11 @@ class ChromaClient:
     indexer) adds vectors, and must free the copy it replaces: a reopen that only forgot the old
     system kept it loaded (~0.5 MB a reopen on a small index, for as long as the process lived).
     So every client here gets a system nobody else holds, and its owner stops it.
+
+    An embedded database is also written by one process (the indexer) while others (a search service) read it,
+    which Chroma does not guard: a process loading a collection's HNSW graph while another saved it crashed
+    (a segmentation fault, most 30-second runs of a probe that reloads while another process writes). Writes
+    and loads here take the database's lock file, :meth:`exclusive`; a server guards its own.
     """
 
     def __init__(self, client: Any, system: Any) -> None:
@@ -110,6 +119,17 @@ class ChromaClient:
         self.client = client
         self.system = system
         self.closed = False
+        self.lock_path: Path | None = None  # an embedded database's lock file (a server's: none)
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the database's lock file (waiting for it) while Chroma writes or loads a graph from disk."""
+        if self.lock_path is None:
+            yield
+            return
+        with open(self.lock_path, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
 
     def close(self) -> None:
         """Stop the system: its database handles and indexes are freed (idempotent)."""
@@ -182,16 +202,19 @@ class VectorStore:
         self.holds_version: str | None = None
         self.function = chroma_embedding_function(embedder)
         try:
-            self.collections = {
-                view: client.client.get_or_create_collection(
-                    name=f"{namespace}-{view}{model_suffix(embedder.model_id)}", embedding_function=self.function,
-                    metadata={"hnsw:space": "cosine", "model": embedder.model_id},
-                    configuration={"hnsw": dict(HNSW_SAVE_AT_EVERY_WRITE)},
-                )
-                for view in views
-            }
-            for collection in self.collections.values():
-                save_graph_at_every_write(collection)
+            with client.exclusive():
+                self.collections = {
+                    view: client.client.get_or_create_collection(
+                        name=f"{namespace}-{view}{model_suffix(embedder.model_id)}", embedding_function=self.function,
+                        metadata={"hnsw:space": "cosine", "model": embedder.model_id},
+                        configuration={"hnsw": dict(HNSW_SAVE_AT_EVERY_WRITE)},
+                    )
+                    for view in views
+                }
+                for collection in self.collections.values():
+                    save_graph_at_every_write(collection)
+                    # Chroma loads the graph at a collection's first read of vectors: here, inside the lock.
+                    collection.get(limit=1, include=["embeddings"])
         except BaseException:
             client.close()
             raise
@@ -247,16 +270,18 @@ class VectorStore:
         """Store vectors under their content keys (idempotent)."""
         collection = self.collections[view]
         for start in range(0, len(keys), CHROMA_BATCH):
-            collection.upsert(
-                ids=list(keys[start : start + CHROMA_BATCH]),
-                embeddings=vectors[start : start + CHROMA_BATCH],
-            )
+            with self.client.exclusive():
+                collection.upsert(
+                    ids=list(keys[start : start + CHROMA_BATCH]),
+                    embeddings=vectors[start : start + CHROMA_BATCH],
+                )
 
     def delete(self, view: str, keys: Iterable[str]) -> None:
         """Drop vectors nobody references any more."""
         keys = list(keys)
         for start in range(0, len(keys), CHROMA_BATCH):
-            self.collections[view].delete(ids=keys[start : start + CHROMA_BATCH])
+            with self.client.exclusive():
+                self.collections[view].delete(ids=keys[start : start + CHROMA_BATCH])
 
     def all_keys(self, view: str) -> set[str]:
         """Every key stored for a view (for garbage collection after interrupted runs)."""
