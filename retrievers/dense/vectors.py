@@ -93,9 +93,8 @@ def open_chroma_client(path: Path | None = None, url: str | None = None) -> Chro
         ), None)
     assert path is not None
     path.mkdir(parents=True, exist_ok=True)
-    client = _owned(lambda: chromadb.PersistentClient(path=str(path), settings=settings), str(path))
-    client.lock_path = path.with_name(path.name + ".lock")
-    return client
+    return _owned(lambda: chromadb.PersistentClient(path=str(path), settings=settings), str(path),
+                  lock_path=path.with_name(path.name + ".lock"))
 
 
 class ChromaClient:
@@ -114,12 +113,12 @@ class ChromaClient:
     file, :meth:`exclusive`; a server guards its own.
     """
 
-    def __init__(self, client: Any, system: Any) -> None:
-        """Own ``client`` and its ``system`` (already out of Chroma's shared registry)."""
+    def __init__(self, client: Any, system: Any, lock_path: Path | None = None) -> None:
+        """Own ``client`` and its ``system`` (already out of Chroma's shared registry); ``lock_path``: see above."""
         self.client = client
         self.system = system
         self.closed = False
-        self.lock_path: Path | None = None  # an embedded database's lock file (a server's: none)
+        self.lock_path = lock_path  # an embedded database's lock file (a server's: none)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -143,7 +142,7 @@ class ChromaClient:
 _REGISTRY_LOCK = threading.Lock()
 
 
-def _owned(create: Callable[[], Any], identifier: str | None) -> ChromaClient:
+def _owned(create: Callable[[], Any], identifier: str | None, lock_path: Path | None = None) -> ChromaClient:
     """Create a client with a fresh system and take that system out of Chroma's process-wide registry."""
     from chromadb.api.shared_system_client import SharedSystemClient as Shared
 
@@ -159,7 +158,7 @@ def _owned(create: Callable[[], Any], identifier: str | None) -> ChromaClient:
             if foreign[0] is not None:
                 Shared._identifier_to_system[identifier] = foreign[0]  # type: ignore[index]
                 Shared._identifier_to_refcount[identifier] = foreign[1] or 0  # type: ignore[index]
-    return ChromaClient(client, system)
+    return ChromaClient(client, system, lock_path)
 
 
 def save_graph_at_every_write(collection: Any) -> None:
