@@ -9,12 +9,9 @@ import chromadb
 import numpy as np
 import pytest
 from chromadb.config import Settings
-from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID
-from grepgraph.retrievers.dense.vectors import (
-    HNSW_SAVE_AT_EVERY_WRITE,
-    VectorStore,
-    open_chroma_client,
-)
+from grepgraph.retrievers.dense.vectors import HNSW_SAVE_AT_EVERY_WRITE
+
+from tests.given_vectors import given_store, random_vectors
 
 # More vectors than Chroma's default threshold (1,000), in the indexer's batches, ending with a partial batch: with
 # the default, the last 502 were left in Chroma's log and inserted in a new order by every process that read them.
@@ -37,24 +34,9 @@ store.client.close()
 """
 
 
-class GivenVectors:
-    """The store's embedder where every vector is given: Chroma is never asked to embed a text."""
-
-    model_id = MINILM_MODEL_ID
-    dimension = 384
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        raise AssertionError(f"asked to embed {len(texts)} texts; every vector was given")
-
-
-def vectors(count: int, seed: int) -> np.ndarray:
-    """Random vectors of MiniLM's size, the same for a seed."""
-    return np.random.default_rng(seed).normal(size=(count, GivenVectors.dimension)).astype(np.float32)
-
-
 def queries() -> list[np.ndarray]:
     """Twenty query vectors, the same in every process."""
-    return list(vectors(20, seed=1))
+    return list(random_vectors(20, seed=1))
 
 
 def keys(count: int) -> list[str]:
@@ -75,8 +57,8 @@ def nearest_in_new_processes(chroma_dir: Path, processes: int = 3) -> list[list[
 
 def test_every_process_reads_the_same_nearest_vectors(tmp_path: Path) -> None:
     chroma_dir = tmp_path / "chroma"
-    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
-    data, names = vectors(VECTORS, seed=0), keys(VECTORS)
+    store = given_store(chroma_dir, NAMESPACE)
+    data, names = random_vectors(VECTORS, seed=0), keys(VECTORS)
     for start in range(0, VECTORS, INDEXER_BATCH):
         store.add("card", names[start:start + INDEXER_BATCH], data[start:start + INDEXER_BATCH])
     within = [list(store.query("card", query, 100)) for query in queries()]
@@ -94,12 +76,12 @@ def test_a_collection_made_before_is_switched_and_read_alike(tmp_path: Path) -> 
     # What earlier versions made: the default threshold, and the tail of the last batches left in the log.
     legacy = client.get_or_create_collection(f"{NAMESPACE}-card", metadata={"hnsw:space": "cosine"},
                                              embedding_function=None)
-    data, names = vectors(VECTORS, seed=0), keys(VECTORS)
+    data, names = random_vectors(VECTORS, seed=0), keys(VECTORS)
     for start in range(0, VECTORS, INDEXER_BATCH):
         legacy.upsert(ids=names[start:start + INDEXER_BATCH], embeddings=data[start:start + INDEXER_BATCH])
     assert legacy.configuration["hnsw"]["sync_threshold"] == 1000  # Chroma's default: the last 502 stay unsaved
 
-    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
+    store = given_store(chroma_dir, NAMESPACE)
     hnsw = store.collections["card"].configuration["hnsw"]
     store.client.close()
     assert hnsw["sync_threshold"] == HNSW_SAVE_AT_EVERY_WRITE["sync_threshold"]
@@ -112,12 +94,12 @@ def test_a_collection_made_before_is_switched_and_read_alike(tmp_path: Path) -> 
 def test_small_writes_after_a_load_are_read_alike(tmp_path: Path, count: int) -> None:
     """A write of one vector stays in the log until the next; inserting one alone is the same in every process."""
     chroma_dir = tmp_path / "chroma"
-    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
-    data = vectors(VECTORS + count, seed=0)
+    store = given_store(chroma_dir, NAMESPACE)
+    data = random_vectors(VECTORS + count, seed=0)
     names = keys(VECTORS + count)
     store.add("card", names[:VECTORS], data[:VECTORS])
     store.client.close()
-    store = VectorStore(open_chroma_client(chroma_dir), GivenVectors(), NAMESPACE, ("card",))
+    store = given_store(chroma_dir, NAMESPACE)
     store.add("card", names[VECTORS:], data[VECTORS:])
     store.client.close()
 

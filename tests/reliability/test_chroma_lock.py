@@ -8,24 +8,12 @@ load and a write wait for it and then go through.
 import fcntl
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 
-import numpy as np
-from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID
-from grepgraph.retrievers.dense.vectors import VectorStore, open_chroma_client
+from tests.given_vectors import given_store, random_vectors
 
 NAMESPACE = "gg-locked"
 # Long enough for an unguarded open and load of this small collection to finish (it takes well under a second).
 STILL_WAITING_S = 2.0
-
-
-def open_store(chroma_dir: Path) -> VectorStore:
-    """A store whose vectors are all given (nothing is embedded through Chroma)."""
-    return VectorStore(open_chroma_client(chroma_dir), SimpleNamespace(model_id=MINILM_MODEL_ID), NAMESPACE, ("card",))
-
-
-def vectors(count: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
 
 
 def held_by_another_writer(lock_path: Path):
@@ -51,28 +39,28 @@ def run_in_thread(work) -> tuple[threading.Thread, dict]:
 
 def test_a_load_waits_for_a_write_in_progress(tmp_path: Path) -> None:
     chroma_dir = tmp_path / "chroma"
-    writer = open_store(chroma_dir)
-    writer.add("card", [f"key-{i}" for i in range(600)], vectors(600, seed=0))
+    writer = given_store(chroma_dir, NAMESPACE)
+    writer.add("card", [f"key-{i}" for i in range(600)], random_vectors(600, seed=0))
     writer.client.close()
     assert writer.client.lock_path == tmp_path / "chroma.lock"
 
     holder = held_by_another_writer(tmp_path / "chroma.lock")
-    thread, outcome = run_in_thread(lambda: open_store(chroma_dir))
+    thread, outcome = run_in_thread(lambda: given_store(chroma_dir, NAMESPACE))
     thread.join(STILL_WAITING_S)
     assert thread.is_alive(), "the collection was opened and loaded while a write held the lock"
     holder.close()
     thread.join(60)
     assert "error" not in outcome
     reader = outcome["value"]
-    assert list(reader.query("card", vectors(600, seed=0)[7], 1)) == ["key-7"]
+    assert list(reader.query("card", random_vectors(600, seed=0)[7], 1)) == ["key-7"]
     reader.client.close()
 
 
 def test_a_write_waits_for_a_load_in_progress(tmp_path: Path) -> None:
     chroma_dir = tmp_path / "chroma"
-    writer = open_store(chroma_dir)
+    writer = given_store(chroma_dir, NAMESPACE)
     holder = held_by_another_writer(tmp_path / "chroma.lock")
-    thread, outcome = run_in_thread(lambda: writer.add("card", ["late"], vectors(1, seed=3)))
+    thread, outcome = run_in_thread(lambda: writer.add("card", ["late"], random_vectors(1, seed=3)))
     thread.join(STILL_WAITING_S)
     assert thread.is_alive(), "Chroma was written while another process held the lock"
     holder.close()
