@@ -73,6 +73,9 @@ QUERIES = DATA / "queries" / "by_package"
 # Indexes and features per embedding model (``GREPGRAPH_EMBEDDING_MODEL``, as for any index): cosines from two
 # models are different features, so a fit reads one model's tables; the default model keeps the plain names.
 EMBEDDING = os.environ.get("GREPGRAPH_EMBEDDING_MODEL") or "minilm"
+# The indexes embed with the model their folder names: unset, the product's default would embed instead (a code
+# model since 2026-11-26), and "MiniLM" tables would hold its cosines. The scripts that import this one search alike.
+os.environ["GREPGRAPH_EMBEDDING_MODEL"] = EMBEDDING
 SUFFIX = "" if EMBEDDING == "minilm" else f"-{EMBEDDING.replace(':', '_')}"
 INDEXES = DATA / f"indexes{SUFFIX}"
 FEATURES = DATA / f"features{SUFFIX}"
