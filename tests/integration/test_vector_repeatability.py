@@ -18,17 +18,15 @@ from tests.given_vectors import given_store, random_vectors
 VECTORS = 2_550
 INDEXER_BATCH = 256
 NAMESPACE = "gg-repeatable"
+REPOSITORY = Path(__file__).resolve().parents[2]  # where the reader process imports tests.given_vectors from
 
 # A reader in a process of its own: the index's top 100 keys, in rank order, for each query in queries.npy.
 READ_NEAREST = """
 import json, sys
 from pathlib import Path
-from types import SimpleNamespace
 import numpy as np
-from grepgraph.retrievers.dense.minilm import MINILM_MODEL_ID
-from grepgraph.retrievers.dense.vectors import VectorStore, open_chroma_client
-chroma_dir, namespace = Path(sys.argv[1]), sys.argv[2]
-store = VectorStore(open_chroma_client(chroma_dir), SimpleNamespace(model_id=MINILM_MODEL_ID), namespace, ("card",))
+from tests.given_vectors import given_store
+store = given_store(Path(sys.argv[1]), sys.argv[2])
 print(json.dumps([list(store.query("card", query, 100)) for query in np.load(sys.argv[3])]))
 store.client.close()
 """
@@ -50,7 +48,7 @@ def nearest_in_new_processes(chroma_dir: Path, processes: int = 3) -> list[list[
     results = []
     for _ in range(processes):
         done = subprocess.run([sys.executable, "-c", READ_NEAREST, str(chroma_dir), NAMESPACE, str(query_file)],
-                              capture_output=True, text=True, timeout=120, check=True)
+                              capture_output=True, text=True, timeout=120, check=True, cwd=REPOSITORY)
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     return results
 
